@@ -1,0 +1,5 @@
+"""igestbench: service verification and ingestion benchmarks for ICAT catalogues (command ``sv7``)."""
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

@@ -1,0 +1,7 @@
+"""``python -m igestbench`` is the same as ``sv7``."""
+
+import sys
+
+from igestbench.cli import main
+
+sys.exit(main())

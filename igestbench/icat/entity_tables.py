@@ -1,0 +1,184 @@
+"""The entity tables of the ICAT API profiles, in the notation of :mod:`igestbench.icat.schema`.
+
+Facts (names, types, relations, NOT NULL, uniqueness, string lengths) are those of ICAT's Java
+entity classes; the 6.2 field lists are those its WSDL serves. The 4.3 table is the 6.2 one with
+the later additions taken out (see ``_PROFILE_4_3_DELTA``).
+"""
+
+from __future__ import annotations
+
+from igestbench.icat.schema import Profile, build_profile
+
+TABLE_6_2 = """
+Affiliation U(user,name)
+    fullReference:String(1023) name:String(1023)! pid:String user>DataPublicationUser!
+Application U(facility,name,version)
+    facility>Facility! jobs*Job name:String! version:String!
+DataCollection
+    dataCollectionDatafiles*DataCollectionDatafile dataCollectionDatasets*DataCollectionDataset
+    dataCollectionInvestigations*DataCollectionInvestigation dataPublications*DataPublication.content
+    doi:String jobsAsInput*Job.inputDataCollection jobsAsOutput*Job.outputDataCollection
+    parameters*DataCollectionParameter
+DataCollectionDatafile U(dataCollection,datafile)
+    dataCollection>DataCollection! datafile>Datafile!
+DataCollectionDataset U(dataCollection,dataset)
+    dataCollection>DataCollection! dataset>Dataset!
+DataCollectionInvestigation U(dataCollection,investigation)
+    dataCollection>DataCollection! investigation>Investigation!
+DataCollectionParameter base=Parameter U(dataCollection,type)
+    dataCollection>DataCollection!
+DataPublication U(facility,pid)
+    content>DataCollection! dates*DataPublicationDate description:String(4000) facility>Facility!
+    fundingReferences*DataPublicationFunding internalId:String pid:String! publicationDate:Date
+    relatedItems*RelatedItem subject:String(1023) subjects*Subject title:String(4000)!
+    type>DataPublicationType users*DataPublicationUser
+DataPublicationDate U(publication,dateType)
+    date:String! dateType:String! publication>DataPublication!
+DataPublicationFunding U(dataPublication,funding)
+    dataPublication>DataPublication! funding>FundingReference!
+DataPublicationType U(facility,name)
+    dataPublications*DataPublication description:String facility>Facility! name:String!
+DataPublicationUser U(publication,contributorType,user)
+    affiliations*Affiliation contributorType:String! email:String familyName:String
+    fullName:String givenName:String orderKey:String publication>DataPublication! user>User!
+Datafile root U(dataset,name)
+    checksum:String dataCollectionDatafiles*DataCollectionDatafile datafileCreateTime:Date
+    datafileFormat>DatafileFormat datafileModTime:Date dataset>Dataset! description:String
+    destDatafiles*RelatedDatafile.sourceDatafile doi:String fileSize:Long location:String(511)
+    name:String! parameters*DatafileParameter sourceDatafiles*RelatedDatafile.destDatafile
+DatafileFormat U(facility,name,version)
+    datafiles*Datafile description:String facility>Facility! name:String! type:String version:String!
+DatafileParameter root base=Parameter U(datafile,type)
+    datafile>Datafile!
+Dataset root U(investigation,name)
+    complete:boolean! dataCollectionDatasets*DataCollectionDataset datafiles*Datafile
+    datasetInstruments*DatasetInstrument datasetTechniques*DatasetTechnique description:String
+    doi:String endDate:Date fileCount:Long fileSize:Long investigation>Investigation!
+    location:String(511) name:String! parameters*DatasetParameter sample>Sample startDate:Date
+    type>DatasetType!
+DatasetInstrument U(dataset,instrument)
+    dataset>Dataset! instrument>Instrument!
+DatasetParameter root base=Parameter U(dataset,type)
+    dataset>Dataset!
+DatasetTechnique U(dataset,technique)
+    dataset>Dataset! technique>Technique!
+DatasetType U(facility,name)
+    datasets*Dataset description:String facility>Facility! name:String!
+Facility U(name)
+    applications*Application dataPublicationTypes*DataPublicationType dataPublications*DataPublication
+    datafileFormats*DatafileFormat datasetTypes*DatasetType daysUntilRelease:Integer
+    description:String(1023) facilityCycles*FacilityCycle fullName:String instruments*Instrument
+    investigationTypes*InvestigationType investigations*Investigation name:String!
+    parameterTypes*ParameterType sampleTypes*SampleType url:String
+FacilityCycle U(facility,name)
+    description:String endDate:Date facility>Facility!
+    investigationFacilityCycles*InvestigationFacilityCycle name:String! startDate:Date
+FundingReference U(funderName,awardNumber)
+    acknowledgement:String(4000) awardNumber:String! awardTitle:String funderIdentifier:String
+    funderName:String! investigations*InvestigationFunding publications*DataPublicationFunding
+Grouping U(name)
+    investigationGroups*InvestigationGroup name:String! rules*Rule userGroups*UserGroup
+Instrument U(facility,name)
+    datasetInstruments*DatasetInstrument description:String(4000) endDate:Date facility>Facility!
+    fullName:String instrumentScientists*InstrumentScientist
+    investigationInstruments*InvestigationInstrument name:String! pid:String shifts*Shift
+    startDate:Date type:String url:String
+InstrumentScientist U(user,instrument)
+    instrument>Instrument! user>User!
+Investigation U(facility,name,visitId)
+    dataCollectionInvestigations*DataCollectionInvestigation datasets*Dataset doi:String
+    endDate:Date facility>Facility! fileCount:Long fileSize:Long
+    fundingReferences*InvestigationFunding investigationFacilityCycles*InvestigationFacilityCycle
+    investigationGroups*InvestigationGroup investigationInstruments*InvestigationInstrument
+    investigationUsers*InvestigationUser keywords*Keyword name:String! parameters*InvestigationParameter
+    publications*Publication releaseDate:Date samples*Sample shifts*Shift startDate:Date
+    studyInvestigations*StudyInvestigation summary:String(4000) title:String! type>InvestigationType!
+    visitId:String!
+InvestigationFacilityCycle U(facilityCycle,investigation)
+    facilityCycle>FacilityCycle! investigation>Investigation!
+InvestigationFunding U(investigation,funding)
+    funding>FundingReference! investigation>Investigation!
+InvestigationGroup U(grouping,investigation,role)
+    grouping>Grouping! investigation>Investigation! role:String!
+InvestigationInstrument U(investigation,instrument)
+    instrument>Instrument! investigation>Investigation!
+InvestigationParameter root base=Parameter U(investigation,type)
+    investigation>Investigation!
+InvestigationType U(name,facility)
+    description:String facility>Facility! investigations*Investigation name:String!
+InvestigationUser U(user,investigation,role)
+    investigation>Investigation! role:String! user>User!
+Job
+    application>Application! arguments:String inputDataCollection>DataCollection
+    outputDataCollection>DataCollection
+Keyword U(name,investigation)
+    investigation>Investigation! name:String!
+Parameter abstract
+    dateTimeValue:Date error:Double numericValue:Double rangeBottom:Double rangeTop:Double
+    stringValue:String(4000) type>ParameterType!
+ParameterType U(facility,name,units)
+    applicableToDataCollection:boolean applicableToDatafile:boolean applicableToDataset:boolean
+    applicableToInvestigation:boolean applicableToSample:boolean
+    dataCollectionParameters*DataCollectionParameter datafileParameters*DatafileParameter
+    datasetParameters*DatasetParameter description:String enforced:boolean facility>Facility!
+    investigationParameters*InvestigationParameter maximumNumericValue:Double
+    minimumNumericValue:Double name:String! permissibleStringValues*PermissibleStringValue
+    pid:String sampleParameters*SampleParameter units:String! unitsFullName:String
+    valueType:ParameterValueType! verified:boolean
+PermissibleStringValue U(value,type)
+    type>ParameterType! value:String!
+PublicStep U(origin,field)
+    field:String(32)! origin:String(32)!
+Publication
+    doi:String fullReference:String(511)! investigation>Investigation! repository:String
+    repositoryId:String url:String
+RelatedDatafile U(sourceDatafile,destDatafile)
+    destDatafile>Datafile! relation:String! sourceDatafile>Datafile!
+RelatedItem U(publication,identifier)
+    fullReference:String(1023) identifier:String! publication>DataPublication! relatedItemType:String
+    relationType:String! title:String(1023)
+Rule
+    attribute:String crudFlags:String(4)! grouping>Grouping searchJPQL:String(1024) what:String(1024)!
+Sample U(investigation,name)
+    datasets*Dataset investigation>Investigation! name:String! parameters*SampleParameter pid:String
+    type>SampleType
+SampleParameter root base=Parameter U(sample,type)
+    sample>Sample!
+SampleType U(facility,name,molecularFormula)
+    facility>Facility! molecularFormula:String! name:String! safetyInformation:String(4000)
+    samples*Sample
+Shift U(investigation,startDate,endDate)
+    comment:String endDate:Date! instrument>Instrument investigation>Investigation! startDate:Date!
+Study
+    description:String(4000) endDate:Date name:String! pid:String startDate:Date status:StudyStatus
+    studyInvestigations*StudyInvestigation user>User
+StudyInvestigation U(study,investigation)
+    investigation>Investigation! study>Study!
+Subject U(dataPublication,name)
+    classificationCode:String dataPublication>DataPublication! name:String! pid:String
+    schemeURI:String subjectScheme:String valueURI:String
+Technique U(name)
+    datasetTechniques*DatasetTechnique description:String name:String! pid:String
+User U(name)
+    affiliation:String dataPublicationUsers*DataPublicationUser email:String familyName:String
+    fullName:String givenName:String instrumentScientists*InstrumentScientist
+    investigationUsers*InvestigationUser name:String! orcidId:String studies*Study
+    userGroups*UserGroup
+UserGroup U(user,grouping)
+    grouping>Grouping! user>User!
+"""
+
+FAULT_TYPES_6_2 = (
+    "BAD_PARAMETER", "INTERNAL", "INSUFFICIENT_PRIVILEGES", "NO_SUCH_OBJECT_FOUND",
+    "OBJECT_ALREADY_EXISTS", "SESSION", "VALIDATION", "NOT_IMPLEMENTED",
+)
+
+PROFILES: dict[str, Profile] = {
+    "6.2": build_profile(
+        name="6.2",
+        api_version="6.2.0",
+        table=TABLE_6_2,
+        base_field_order=("createId", "createTime", "id", "modId", "modTime"),
+        fault_types=FAULT_TYPES_6_2,
+    ),
+}

@@ -1,0 +1,162 @@
+"""How the local catalogue lays ICAT entities out in SQLite, derived from the schema.
+
+One table per concrete entity, named like the entity (always quoted). Columns:
+
+* ``id INTEGER PRIMARY KEY AUTOINCREMENT`` (ids are never reused, as in ICAT);
+* ``createId``, ``createTime``, ``modId``, ``modTime`` (NOT NULL, set by the server);
+* one column per attribute, named like the field;
+* one column ``<field>_id`` per many-to-one relation, a foreign key to the target table,
+  ``ON DELETE CASCADE`` because ICAT cascades every one-to-many relation on delete.
+
+Types: String, Date and enums are TEXT; Long, Integer and boolean INTEGER; Double REAL.
+Dates are stored as UTC text of fixed width (``2024-03-03T10:00:00.000000Z``) so that SQL
+comparison and ordering of the text is chronological. A uniqueness constraint becomes a UNIQUE
+index; every foreign key gets an index, so cascades and MANY lookups are set-based.
+
+The query translator (:mod:`igestbench.mock.jpql`) and the store both use this module, so the
+names below are the only place the layout is spelled out.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+from collections.abc import Iterator
+from typing import Any
+
+from igestbench.icat.beans import UTC, Bean
+from igestbench.icat.schema import BASE_FIELDS, Entity, Field, Profile, RelType
+
+_SQL_TYPES = {
+    "String": "TEXT",
+    "Long": "INTEGER",
+    "Integer": "INTEGER",
+    "Double": "REAL",
+    "boolean": "INTEGER",
+    "Boolean": "INTEGER",
+    "Date": "TEXT",
+}
+
+
+def quote(name: str) -> str:
+    """A quoted SQL identifier (entity and field names are plain words, but some are keywords)."""
+    return '"' + name + '"'
+
+
+def table(entity: Entity | str) -> str:
+    return quote(entity if isinstance(entity, str) else entity.name)
+
+
+def column_name(f: Field) -> str:
+    """The column holding field ``f`` (attributes and ONE relations only)."""
+    if f.rel is RelType.ONE:
+        return f.name + "_id"
+    if f.rel is RelType.MANY:
+        raise ValueError(f"{f.name} is a one-to-many relation and has no column")
+    return f.name
+
+
+def column(alias: str, f: Field) -> str:
+    """``alias."column"`` for field ``f``."""
+    return f"{alias}.{quote(column_name(f))}"
+
+
+@functools.cache
+def stored_fields(entity: Entity) -> tuple[Field, ...]:
+    """The fields with a column, in column order: id, the base fields, attributes, ONE relations."""
+    base = tuple(f for f in BASE_FIELDS if f.name != "id")
+    return (BASE_FIELDS[2], *base, *entity.attributes, *entity.ones)
+
+
+def select_list(entity: Entity, alias: str) -> str:
+    """The SELECT list of every stored column of ``entity`` under ``alias``, in column order."""
+    return ", ".join(column(alias, f) for f in stored_fields(entity))
+
+
+def format_stored_datetime(value: dt.datetime) -> str:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_stored_datetime(text: str) -> dt.datetime:
+    return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
+def to_sql(f: Field, value: Any) -> Any:
+    """The SQL value of Python value ``value`` of attribute ``f``."""
+    if value is None:
+        return None
+    if f.type == "Date":
+        if isinstance(value, str):
+            from igestbench.icat.beans import parse_datetime
+
+            value = parse_datetime(value)
+        return format_stored_datetime(value)
+    if f.type in ("boolean", "Boolean"):
+        return 1 if value else 0
+    return value
+
+
+def from_sql(f: Field, value: Any) -> Any:
+    """The Python value of SQL value ``value`` of attribute ``f``."""
+    if value is None:
+        return None
+    if f.type == "Date":
+        return parse_stored_datetime(value)
+    if f.type in ("boolean", "Boolean"):
+        return bool(value)
+    if f.type == "Double":
+        return float(value)
+    return value
+
+
+def row_to_bean(entity: Entity, row: tuple[Any, ...] | Any) -> Bean:
+    """A Bean from a row selected with :func:`select_list` (ONE relations as id-only Beans).
+
+    Relation references are returned as Beans holding only ``id``; the store replaces them with
+    full Beans when they are INCLUDEd and drops them otherwise.
+    """
+    values: dict[str, Any] = {}
+    for f, v in zip(stored_fields(entity), row, strict=True):
+        if v is None:
+            continue
+        if f.rel is RelType.ONE:
+            values[f.name] = Bean(f.type, {"id": v})
+        else:
+            values[f.name] = from_sql(f, v)
+    return Bean(entity.name, values)
+
+
+def create_table_sql(profile: Profile, entity: Entity) -> Iterator[str]:
+    """The DDL of one entity's table and its indexes."""
+    cols = ["id INTEGER PRIMARY KEY AUTOINCREMENT"]
+    for f in BASE_FIELDS:
+        if f.name != "id":
+            cols.append(f"{quote(f.name)} TEXT NOT NULL")
+    for f in entity.attributes:
+        nn = " NOT NULL" if f.not_null else ""
+        cols.append(f"{quote(f.name)} {_SQL_TYPES.get(f.type, 'TEXT')}{nn}")
+    for f in entity.ones:
+        nn = " NOT NULL" if f.not_null else ""
+        cols.append(
+            f"{quote(column_name(f))} INTEGER{nn} REFERENCES {table(f.type)}(id) ON DELETE CASCADE"
+        )
+    yield f"CREATE TABLE IF NOT EXISTS {table(entity)} ({', '.join(cols)})"
+    for f in entity.ones:
+        yield (
+            f"CREATE INDEX IF NOT EXISTS {quote('ix_' + entity.name + '_' + f.name)} "
+            f"ON {table(entity)} ({quote(column_name(f))})"
+        )
+    if entity.constraint:
+        cols_u = ", ".join(quote(column_name(entity.field(n))) for n in entity.constraint)
+        yield (
+            f"CREATE UNIQUE INDEX IF NOT EXISTS {quote('ux_' + entity.name)} "
+            f"ON {table(entity)} ({cols_u})"
+        )
+
+
+def schema_sql(profile: Profile) -> Iterator[str]:
+    """The DDL of every table of ``profile``."""
+    for entity in profile:
+        yield from create_table_sql(profile, entity)
