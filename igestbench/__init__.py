@@ -1,4 +1,4 @@
-"""igestbench: service verification and ingestion benchmarks for ICAT catalogues (command ``sv7``)."""
+"""igestbench: service verification and ingestion benchmarks for ICAT catalogues (``sv7``)."""
 
 __version__ = "0.1.0"
 

@@ -112,7 +112,9 @@ def to_text(f: Field, value: Any) -> str:
     if isinstance(value, dt.datetime):
         return format_datetime(value)
     if isinstance(value, float) and f.type == "Double":
-        return repr(value) if value == value and value not in (float("inf"), float("-inf")) else (
-            "NaN" if value != value else ("INF" if value > 0 else "-INF")
+        return (
+            repr(value)
+            if value == value and value not in (float("inf"), float("-inf"))
+            else ("NaN" if value != value else ("INF" if value > 0 else "-INF"))
         )
     return str(value)

@@ -12,6 +12,7 @@ The entity tables themselves are data, written in a compact notation in
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import functools
 import re
@@ -62,7 +63,7 @@ class Field:
 
     name: str
     rel: RelType
-    #: Java simple type for attributes (``String``, ``Long``, ``Date`` …); entity name for relations.
+    #: Java simple type of an attribute (``String``, ``Long``, ``Date`` …); entity of a relation.
     type: str
     not_null: bool = False
     #: Maximum length of a String attribute.
@@ -70,6 +71,8 @@ class Field:
     #: For MANY: the ONE field of the target entity that points back here.
     mapped_by: str | None = None
     comment: str = ""
+    #: Value the server stores when a bean omits the field (ICAT 6.x: ``Datafile.fileSize`` 0).
+    default: int | None = None
 
     @property
     def is_relation(self) -> bool:
@@ -84,15 +87,25 @@ class Field:
 
 #: Fields every entity inherits from EntityBaseBean; the server sets all of them.
 BASE_FIELDS: tuple[Field, ...] = (
-    Field("createId", RelType.ATTRIBUTE, "String", not_null=True, string_length=255,
-          comment="Id of user who created this"),
-    Field("createTime", RelType.ATTRIBUTE, "Date", not_null=True,
-          comment="Time of creation"),
+    Field(
+        "createId",
+        RelType.ATTRIBUTE,
+        "String",
+        not_null=True,
+        string_length=255,
+        comment="Id of user who created this",
+    ),
+    Field("createTime", RelType.ATTRIBUTE, "Date", not_null=True, comment="Time of creation"),
     Field("id", RelType.ATTRIBUTE, "Long", comment="Unique identifier for the object"),
-    Field("modId", RelType.ATTRIBUTE, "String", not_null=True, string_length=255,
-          comment="Id of user who last modified this"),
-    Field("modTime", RelType.ATTRIBUTE, "Date", not_null=True,
-          comment="Time of last modification"),
+    Field(
+        "modId",
+        RelType.ATTRIBUTE,
+        "String",
+        not_null=True,
+        string_length=255,
+        comment="Id of user who last modified this",
+    ),
+    Field("modTime", RelType.ATTRIBUTE, "Date", not_null=True, comment="Time of last modification"),
 )
 BASE_FIELD_NAMES = frozenset(f.name for f in BASE_FIELDS)
 
@@ -202,21 +215,21 @@ class Profile:
 
 
 def xml_name(entity_name: str) -> str:
-    """The XSD type name of an entity: first letter lower-cased (``DatafileFormat`` → ``datafileFormat``)."""
+    """The XSD type name of an entity, first letter lower-cased: DatafileFormat → datafileFormat."""
     return entity_name[0].lower() + entity_name[1:]
 
 
 # --- The compact notation of entity_tables --------------------------------------------------
 #
 #   Entity [base=Parameter] [abstract] [root] [U(field,field)]
-#       name:String! location:String(511) fileSize:Long     attributes (! = NOT NULL)
+#       name:String! location:String(511) fileSize:Long=0   attributes (! = NOT NULL, =N default)
 #       dataset>Dataset!                                      many-to-one
 #       datafiles*Datafile  parameters*DatafileParameter.datafile   one-to-many [.mappedBy]
 
 _HEADER = re.compile(r"^(?P<name>\w+)(?P<opts>(?:\s+\S+)*)\s*$")
 _TOKEN = re.compile(
     r"^(?P<name>\w+)(?:(?P<sep>[:>*])(?P<type>\w+))(?:\.(?P<mapped>\w+))?"
-    r"(?:\((?P<len>\d+)\))?(?P<nn>!)?$"
+    r"(?:\((?P<len>\d+)\))?(?:=(?P<default>-?\d+))?(?P<nn>!)?$"
 )
 
 
@@ -258,6 +271,7 @@ def parse_table(text: str) -> dict[str, Entity]:
                     if ftype == "String"
                     else None,
                     mapped_by=t.group("mapped"),
+                    default=int(t.group("default")) if t.group("default") else None,
                 )
             )
     for spec in pending:
@@ -306,7 +320,7 @@ def resolve(entities: dict[str, Entity]) -> dict[str, Entity]:
                 back = [g.name for g in target.ones if g.type in (name, entity.base)]
                 if len(back) != 1:
                     raise ValueError(f"{name}.{f.name}: cannot tell the inverse field in {f.type}")
-                f = Field(f.name, f.rel, f.type, f.not_null, f.string_length, back[0], f.comment)
+                f = dataclasses.replace(f, mapped_by=back[0])
             own.append(f)
         for c in entity.constraint:
             entity.field(c)  # raises on a typo in the table
@@ -329,18 +343,22 @@ def build_profile(
     table: str,
     base_field_order: tuple[str, ...],
     fault_types: tuple[str, ...],
-    comments: Mapping[str, str] | None = None,
+    comments: Mapping[str, tuple[str, Mapping[str, str]]] | None = None,
 ) -> Profile:
-    entities = resolve(parse_table(table))
-    if comments:
-        entities = {
-            n: Entity(
-                name=e.name, own_fields=e.own_fields, constraint=e.constraint, base=e.base,
-                abstract=e.abstract, root_element=e.root_element,
-                comment=comments.get(n, ""), inherited=e.inherited,
-            )
-            for n, e in entities.items()
-        }
+    """A profile from its table in the compact notation and ICAT's documentation strings."""
+    parsed = parse_table(table)
+    for entity_name, (class_comment, field_comments) in (comments or {}).items():
+        entity = parsed.get(entity_name)
+        if entity is None:
+            continue
+        own = tuple(
+            dataclasses.replace(f, comment=field_comments.get(f.name, f.comment))
+            for f in entity.own_fields
+        )
+        parsed[entity_name] = dataclasses.replace(
+            entity, own_fields=own, comment=class_comment, inherited=()
+        )
+    entities = resolve(parsed)
     concrete = {n: e for n, e in entities.items() if not e.abstract}
     abstract = {n: e for n, e in entities.items() if e.abstract}
     return Profile(

@@ -1,0 +1,288 @@
+"""The local ICAT catalogue as a whole: composition root, HTTP routes, and start/stop.
+
+``LocalCatalogue`` runs it in a background thread (for tests and ``sv7 run`` without a target)::
+
+    with LocalCatalogue(ServeConfig(profile="6.2")) as cat:
+        client = icat.Client(cat.wsdl_url)
+
+``serve_forever`` runs it in the foreground (``sv7 serve``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import socket
+import tempfile
+import threading
+from collections.abc import Awaitable
+from pathlib import Path
+
+from igestbench.config import ServeConfig
+from igestbench.errors import UsageError
+from igestbench.icat.beans import Bean
+from igestbench.icat.faults import IcatInternal
+from igestbench.icat.schema import get_profile
+from igestbench.icat.wsdl import render_wsdl, render_xsd
+from igestbench.mock.auth import Authenticators, Sessions
+from igestbench.mock.http import Request, Response, protocol_factory
+from igestbench.mock.service import IcatService
+from igestbench.mock.soap import SoapEndpoint, fault_envelope
+from igestbench.mock.store import Store
+from igestbench.mock.tls import TlsFiles, tls_from_option
+
+SERVICE_PATHS = ("/ICATService/ICAT", "/icat/ICAT")
+SEED_USER = "sv7/local-catalogue"
+
+
+def seed_rules(service: IcatService) -> None:
+    """The access rules of a new local catalogue (see the README, "Accounts and rules").
+
+    Everyone who is logged in may read everything. In the 4.3 profile, where root users have no
+    implicit rights on data, a grouping ``rootUsers`` holding them gets CRUD on every entity.
+    """
+    store, profile = service.store, service.profile
+    rules = [Bean("Rule", {"what": name, "crudFlags": "R"}) for name in profile.entity_names]
+    with store.transaction():
+        store.create_many(SEED_USER, rules)
+        if profile.name == "4.3":
+            group_id = store.create(SEED_USER, Bean("Grouping", {"name": "rootUsers"}))
+            group = Bean("Grouping", {"id": group_id})
+            for user in sorted(service.authenticators.root_users):
+                user_id = store.create(SEED_USER, Bean("User", {"name": user}))
+                store.create(
+                    SEED_USER,
+                    Bean("UserGroup", {"user": Bean("User", {"id": user_id}), "grouping": group}),
+                )
+            store.create_many(
+                SEED_USER,
+                [
+                    Bean("Rule", {"what": n, "crudFlags": "CRUD", "grouping": group})
+                    for n in profile.entity_names
+                ],
+            )
+
+
+class CatalogueApp:
+    """Routes: WSDL and XSD on GET, SOAP on POST, both under /ICATService/ICAT and /icat/ICAT."""
+
+    def __init__(self, config: ServeConfig, endpoint: SoapEndpoint, default_host: str) -> None:
+        self.config = config
+        self.endpoint = endpoint
+        self.profile = endpoint.profile
+        self.default_host = default_host
+        self.knobs = config.knobs
+        self._random = random.Random(self.knobs.seed)
+        self._count = 0
+
+    def __call__(self, request: Request) -> Response | Awaitable[Response]:
+        path = request.path.rstrip("/")
+        if path not in SERVICE_PATHS:
+            return Response(
+                404,
+                b"not found: the ICAT service is at /ICATService/ICAT",
+                "text/plain; charset=utf-8",
+            )
+        if request.method == "GET":
+            return self._get(request, path)
+        if request.method != "POST":
+            return Response(
+                405,
+                b"use POST for SOAP, GET for ?wsdl",
+                "text/plain; charset=utf-8",
+                headers={"Allow": "GET, POST"},
+            )
+        if not self.knobs.active:
+            return self._soap(request)
+        return self._misbehave(request)
+
+    def _get(self, request: Request, path: str) -> Response:
+        query = request.query.lower()
+        host = request.headers.get("host") or self.default_host
+        service_url = f"{request.scheme}://{host}{path}"
+        if query == "wsdl":
+            return Response(200, render_wsdl(self.profile, service_url))
+        if query.startswith("xsd="):
+            if query == "xsd=1":
+                return Response(200, render_xsd(self.profile))
+            return Response(404, b"no such schema", "text/plain; charset=utf-8")
+        page = (
+            f"<html><body><h1>ICAT {self.profile.api_version} (sv7 local catalogue)</h1>"
+            f'<p>WSDL: <a href="{service_url}?wsdl">{service_url}?wsdl</a></p></body></html>'
+        )
+        return Response(200, page.encode(), "text/html; charset=utf-8")
+
+    def _soap(self, request: Request) -> Response:
+        status, body = self.endpoint.handle(request.body)
+        return Response(status, body)
+
+    def _misbehave(self, request: Request) -> Response | Awaitable[Response]:
+        knobs = self.knobs
+        self._count += 1
+        if knobs.drop_rate and self._random.random() < knobs.drop_rate:
+            return Response(0, b"", drop=True)
+        delay = knobs.latency_ms / 1000.0
+        if knobs.stall_every and self._count % knobs.stall_every == 0:
+            delay += knobs.stall_seconds
+        fail = bool(knobs.error_rate) and self._random.random() < knobs.error_rate
+
+        def answer() -> Response:
+            if fail:
+                error = IcatInternal("injected failure (sv7 serve --error-rate)")
+                return Response(500, fault_envelope("Server", error.message, error))
+            return self._soap(request)
+
+        if delay <= 0:
+            return answer()
+
+        async def later() -> Response:
+            await asyncio.sleep(delay)
+            return answer()
+
+        return later()
+
+
+def _new_loop() -> asyncio.AbstractEventLoop:
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop is a dependency on Linux
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
+
+
+class LocalCatalogue:
+    """A running local catalogue on a loopback port, in a background thread."""
+
+    def __init__(self, config: ServeConfig | None = None) -> None:
+        self.config = config or ServeConfig()
+        self.profile = get_profile(self.config.profile)
+        self.store = Store(self.profile, self.config.db)
+        authenticators = Authenticators(self.config.accounts)
+        self.service = IcatService(
+            self.profile,
+            self.store,
+            authenticators,
+            Sessions(self.config.lifetime_minutes),
+            self.config.max_entities,
+            self.config.lifetime_minutes,
+        )
+        if self.store.fresh and self.config.seed_rules:
+            seed_rules(self.service)
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self.tls: TlsFiles | None = None
+        if self.config.tls:
+            self._tmp = tempfile.TemporaryDirectory(prefix="sv7-tls-")
+            self.tls = tls_from_option(self.config.tls, Path(self._tmp.name))
+        self.sock = _bind(self.config.host, self.config.port)
+        self.port: int = self.sock.getsockname()[1]
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._server: asyncio.base_events.Server | None = None
+
+    # --- addresses -----------------------------------------------------------------------
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.tls else "http"
+
+    @property
+    def url(self) -> str:
+        host = self.config.host
+        host = f"[{host}]" if ":" in host else host
+        return f"{self.scheme}://{host}:{self.port}"
+
+    @property
+    def service_url(self) -> str:
+        return self.url + SERVICE_PATHS[0]
+
+    @property
+    def wsdl_url(self) -> str:
+        return self.service_url + "?wsdl"
+
+    # --- running -------------------------------------------------------------------------
+
+    async def _start_server(self) -> asyncio.base_events.Server:
+        endpoint = SoapEndpoint(self.service)
+        app = CatalogueApp(self.config, endpoint, f"{self.config.host}:{self.port}")
+        factory = protocol_factory(
+            app, self.scheme, self.config.max_body_bytes, self.config.idle_timeout_s
+        )
+        ssl_ctx = self.tls.server_context() if self.tls else None
+        loop = asyncio.get_running_loop()
+        return await loop.create_server(factory, sock=self.sock, ssl=ssl_ctx, backlog=1024)
+
+    def start(self) -> LocalCatalogue:
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            self.loop = _new_loop()
+            asyncio.set_event_loop(self.loop)
+            try:
+                self._server = self.loop.run_until_complete(self._start_server())
+            except BaseException as exc:
+                failure.append(exc)
+                ready.set()
+                return
+            ready.set()
+            self.loop.run_forever()
+            self._server.close()
+            self.loop.run_until_complete(self._server.wait_closed())
+            self.loop.close()
+
+        self._thread = threading.Thread(target=run, name="sv7-local-catalogue", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if failure:
+            raise failure[0]
+        return self
+
+    def stop(self) -> None:
+        if self.loop is not None and self._thread is not None:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(timeout=10)
+            self._thread = None
+        self.store.close()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def __enter__(self) -> LocalCatalogue:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def serve_forever(self) -> None:
+        """Run in the calling thread until interrupted (Ctrl-C)."""
+        self.loop = _new_loop()
+        asyncio.set_event_loop(self.loop)
+        server = self.loop.run_until_complete(self._start_server())
+        try:
+            self.loop.run_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.close()
+            with contextlib.suppress(Exception):
+                self.loop.run_until_complete(server.wait_closed())
+            self.loop.close()
+            self.store.close()
+            if self._tmp is not None:
+                self._tmp.cleanup()
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    address = "127.0.0.1" if host == "localhost" else host
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((address, port))
+    except OSError as exc:
+        sock.close()
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock

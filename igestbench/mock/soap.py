@@ -1,0 +1,307 @@
+"""The SOAP face of the local catalogue: envelopes in, envelopes out.
+
+Requests are parsed with a hardened lxml parser (no DTDs, no entity expansion, no network, size
+bounded by the HTTP layer); each operation's wrapper element is decoded by its handler, the
+service is called, and the result is rendered as JAX-WS RI renders it. IcatExceptions become
+``S:Server`` faults with the IcatException detail; malformed requests become ``S:Client`` faults
+without detail; both with HTTP 500, as ICAT answers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from lxml import etree
+
+from igestbench.icat import soapxml
+from igestbench.icat.beans import Bean
+from igestbench.icat.faults import (
+    IcatError,
+    IcatInsufficientPrivileges,
+    IcatInternal,
+    fault_detail,
+)
+from igestbench.icat.operations import operations_for
+from igestbench.icat.soapxml import ICAT_NS, SOAP_ENV_NS, XS_NS, XSI_NS, escape, local_name
+from igestbench.mock.service import IcatService
+
+log = logging.getLogger(__name__)
+
+_PARSER = etree.XMLParser(
+    resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False, remove_comments=True
+)
+_ENVELOPE_OPEN = (
+    f"<?xml version='1.0' encoding='UTF-8'?><S:Envelope xmlns:S=\"{SOAP_ENV_NS}\"><S:Body>"
+)
+_ENVELOPE_CLOSE = "</S:Body></S:Envelope>"
+
+
+class ClientFault(Exception):
+    """The request itself is wrong (not SOAP, unknown operation, bad value): ``S:Client``."""
+
+
+class ServerFault(Exception):
+    """A fault without IcatException detail, as JAX-WS raises for e.g. a bean without xsi:type."""
+
+
+def fault_envelope(code: str, message: str, error: IcatError | None = None) -> bytes:
+    detail = ""
+    if error is not None:
+        ftype, fmessage, offset = fault_detail(error)
+        detail = (
+            f'<detail><ns2:IcatException xmlns:ns2="{ICAT_NS}"><message>{escape(fmessage)}'
+            f"</message><offset>{offset}</offset><type>{ftype}</type></ns2:IcatException></detail>"
+        )
+    body = (
+        f"{_ENVELOPE_OPEN}<S:Fault><faultcode>S:{code}</faultcode>"
+        f"<faultstring>{escape(message)}</faultstring>{detail}</S:Fault>{_ENVELOPE_CLOSE}"
+    )
+    return body.encode("utf-8")
+
+
+def _response(op: str, inner: str) -> bytes:
+    return (
+        f'{_ENVELOPE_OPEN}<ns2:{op}Response xmlns:ns2="{ICAT_NS}" xmlns:xsi="{XSI_NS}" '
+        f'xmlns:xs="{XS_NS}">{inner}</ns2:{op}Response>{_ENVELOPE_CLOSE}'
+    ).encode()
+
+
+def _returns(values: Any, java_type: str = "String") -> str:
+    """Plain ``return`` elements (declared types, no xsi:type): strings, longs, booleans."""
+    if isinstance(values, bool):
+        return f"<return>{'true' if values else 'false'}</return>"
+    if isinstance(values, (list, tuple)):
+        return "".join(_returns(v) for v in values)
+    return f"<return>{escape(str(values))}</return>"
+
+
+class SoapEndpoint:
+    """Turns a request body into a response (status, body) for one catalogue."""
+
+    def __init__(self, service: IcatService) -> None:
+        self.service = service
+        self.profile = service.profile
+        names = {op.name for op in operations_for(self.profile)}
+        self.handlers: dict[str, Callable[[etree._Element], str]] = {
+            name: getattr(self, "_op_" + name) for name in names
+        }
+
+    def handle(self, body: bytes) -> tuple[int, bytes]:
+        try:
+            wrapper = self._wrapper(body)
+            op = local_name(wrapper)
+            handler = self.handlers.get(op) if etree.QName(wrapper).namespace == ICAT_NS else None
+            if handler is None:
+                raise ClientFault(
+                    f"Cannot find dispatch method for {{{etree.QName(wrapper).namespace}}}{op}"
+                )
+            return 200, _response(op, handler(wrapper))
+        except IcatError as exc:
+            return 500, fault_envelope("Server", exc.message, exc)
+        except ClientFault as exc:
+            return 500, fault_envelope("Client", str(exc))
+        except ServerFault as exc:
+            return 500, fault_envelope("Server", str(exc))
+        except Exception:
+            log.exception("internal error while answering a SOAP request")
+            return 500, fault_envelope("Server", "internal error of the local catalogue")
+
+    def _wrapper(self, body: bytes) -> etree._Element:
+        if not body.strip():
+            raise ClientFault("Couldn't create SOAP message: the request body is empty")
+        try:
+            root = etree.fromstring(body, _PARSER)
+        except etree.XMLSyntaxError as exc:
+            raise ClientFault(f"Couldn't create SOAP message due to exception: {exc}") from None
+        if root.getroottree().docinfo.doctype:
+            raise ClientFault("Couldn't create SOAP message: a DOCTYPE is not allowed in SOAP")
+        if root.tag != f"{{{SOAP_ENV_NS}}}Envelope":
+            raise ClientFault(
+                "Couldn't create SOAP message: the root element is not a SOAP 1.1 Envelope"
+            )
+        body_el = next((c for c in root if c.tag == f"{{{SOAP_ENV_NS}}}Body"), None)
+        if body_el is None:
+            raise ClientFault("Couldn't create SOAP message: the Envelope has no Body")
+        wrapper = next((c for c in body_el if isinstance(c.tag, str)), None)
+        if wrapper is None:
+            raise ClientFault("Couldn't create SOAP message: the Body is empty")
+        return wrapper
+
+    # --- argument decoding ---------------------------------------------------------------
+
+    @staticmethod
+    def _text(wrapper: etree._Element, name: str) -> str | None:
+        for child in wrapper:
+            if local_name(child) == name:
+                return child.text or ""
+        return None
+
+    def _long(self, wrapper: etree._Element, name: str) -> int:
+        text = self._text(wrapper, name)
+        try:
+            return int((text or "").strip())
+        except ValueError:
+            raise ClientFault(
+                f"Unmarshalling Error: {name} must be an xs:long, not {text!r}"
+            ) from None
+
+    def _bean(self, element: etree._Element) -> Bean:
+        try:
+            return soapxml.decode_bean(self.profile, element)
+        except soapxml.DecodeError as exc:
+            if "xsi:type" in str(exc):
+                raise ServerFault(
+                    f"Unable to create an instance of entityBaseBean: {exc}"
+                ) from None
+            raise ClientFault(f"Unmarshalling Error: {exc}") from None
+
+    def _one_bean(self, wrapper: etree._Element, name: str) -> Bean:
+        for child in wrapper:
+            if local_name(child) == name:
+                return self._bean(child)
+        raise ClientFault(f"Unmarshalling Error: {name} is missing")
+
+    def _beans(self, wrapper: etree._Element, name: str) -> list[Bean]:
+        return [self._bean(c) for c in wrapper if local_name(c) == name]
+
+    def _sid(self, wrapper: etree._Element) -> str | None:
+        return self._text(wrapper, "sessionId")
+
+    # --- operations ----------------------------------------------------------------------
+
+    def _op_login(self, w: etree._Element) -> str:
+        credentials: dict[str, str] = {}
+        for cred in w:
+            if local_name(cred) != "credentials":
+                continue
+            for entry in cred:
+                key = self._text(entry, "key")
+                if key is not None:
+                    credentials[key] = self._text(entry, "value") or ""
+        return _returns(self.service.login(self._text(w, "plugin") or "", credentials))
+
+    def _op_logout(self, w: etree._Element) -> str:
+        self.service.logout(self._sid(w))
+        return ""
+
+    def _op_getUserName(self, w: etree._Element) -> str:
+        return _returns(self.service.get_user_name(self._sid(w)))
+
+    def _op_getRemainingMinutes(self, w: etree._Element) -> str:
+        return f"<return>{self.service.get_remaining_minutes(self._sid(w))!r}</return>"
+
+    def _op_refresh(self, w: etree._Element) -> str:
+        self.service.refresh(self._sid(w))
+        return ""
+
+    def _op_getApiVersion(self, w: etree._Element) -> str:
+        return _returns(self.service.get_api_version())
+
+    _op_getVersion = _op_getApiVersion
+
+    def _op_getEntityNames(self, w: etree._Element) -> str:
+        return _returns(self.service.get_entity_names())
+
+    def _op_getEntityInfo(self, w: etree._Element) -> str:
+        info = self.service.get_entity_info(self._text(w, "beanName"))
+        out = [f"<return><classComment>{escape(info.comment)}</classComment>"]
+        if info.constraint:
+            out.append("<constraints>")
+            out.extend(f"<fieldNames>{n}</fieldNames>" for n in info.constraint)
+            out.append("</constraints>")
+        for f in info.fields:
+            out.append(
+                f"<fields><comment>{escape(f.comment)}</comment><name>{f.name}</name>"
+                f"<notNullable>{'true' if f.not_null else 'false'}</notNullable>"
+                f"<relType>{f.rel.value}</relType>"
+                + (f"<stringLength>{f.string_length}</stringLength>" if f.string_length else "")
+                + f"<type>{f.type}</type></fields>"
+            )
+        out.append("</return>")
+        return "".join(out)
+
+    def _op_getAuthenticatorInfo(self, w: etree._Element) -> str:
+        out = []
+        for a in self.service.get_authenticator_info():
+            keys = "".join(
+                f"<keys><hide>{'true' if hide else 'false'}</hide><name>{name}</name></keys>"
+                for name, hide in a.keys
+            )
+            out.append(
+                f"<return><admin>{'true' if a.admin else 'false'}</admin>"
+                f"<friendly>{escape(a.friendly)}</friendly>{keys}"
+                f"<mnemonic>{escape(a.mnemonic)}</mnemonic></return>"
+            )
+        return "".join(out)
+
+    def _op_getProperties(self, w: etree._Element) -> str:
+        return _returns(self.service.get_properties(self._sid(w)))
+
+    def _op_create(self, w: etree._Element) -> str:
+        return _returns(self.service.create(self._sid(w), self._one_bean(w, "bean")))
+
+    def _op_createMany(self, w: etree._Element) -> str:
+        return _returns(self.service.create_many(self._sid(w), self._beans(w, "beans")))
+
+    def _op_update(self, w: etree._Element) -> str:
+        self.service.update(self._sid(w), self._one_bean(w, "bean"))
+        return ""
+
+    def _op_delete(self, w: etree._Element) -> str:
+        self.service.delete(self._sid(w), self._one_bean(w, "bean"))
+        return ""
+
+    def _op_deleteMany(self, w: etree._Element) -> str:
+        self.service.delete_many(self._sid(w), self._beans(w, "beans"))
+        return ""
+
+    def _op_get(self, w: etree._Element) -> str:
+        bean = self.service.get(self._sid(w), self._text(w, "query"), self._long(w, "primaryKey"))
+        return soapxml.encode_bean(self.profile, bean, "return", prefix="ns2")
+
+    def _op_search(self, w: etree._Element) -> str:
+        result = self.service.search(self._sid(w), self._text(w, "query"))
+        if not result.value_types:
+            profile = self.profile
+            return "".join(soapxml.encode_bean(profile, b, "return", "ns2") for b in result.items)
+        if result.multi:
+            return "".join(
+                '<return xsi:type="ns2:fieldSet">'
+                + "".join(
+                    soapxml.encode_scalar(v, t, "fields")
+                    for v, t in zip(row, result.value_types, strict=True)
+                )
+                + "</return>"
+                for row in result.items
+            )
+        java_type = result.value_types[0]
+        return "".join(soapxml.encode_scalar(v, java_type) for v in result.items)
+
+    def _op_isAccessAllowed(self, w: etree._Element) -> str:
+        allowed = self.service.is_access_allowed(
+            self._sid(w), self._one_bean(w, "bean"), (self._text(w, "accessType") or "").strip()
+        )
+        return _returns(allowed)
+
+    def _op_dummy(self, w: etree._Element) -> str:
+        return ""
+
+    # --- ICAT 4.3 only: free-text search needs Lucene, which the local catalogue lacks -----
+
+    def _lucene(self, w: etree._Element) -> str:
+        user = self.service.sessions.user(self._sid(w))
+        if not self.service.authz.is_root(user):
+            raise IcatInsufficientPrivileges("Lucene administration needs a root user")
+        raise IcatInternal("Lucene is not configured on this catalogue")
+
+    def _op_searchText(self, w: etree._Element) -> str:
+        self.service.sessions.user(self._sid(w))
+        raise IcatInternal("Lucene is not configured on this catalogue")
+
+    _op_luceneSearch = _lucene
+    _op_luceneClear = _lucene
+    _op_luceneCommit = _lucene
+    _op_luceneGetPopulating = _lucene
+    _op_lucenePopulate = _lucene

@@ -1,0 +1,327 @@
+"""The local catalogue's SQLite store: tables from the schema, and ICAT's write semantics.
+
+ICAT semantics kept here: the server sets ``createId``/``modId`` (the user name) and
+``createTime``/``modTime``; a bean's one-to-many children without an id are created with it
+(cascade); ``createMany`` is all-or-nothing and reports the index of the failing bean in
+``offset``; ``update`` replaces every attribute and many-to-one relation with what the bean holds
+(absent means null); ``delete`` cascades to every one-to-many child. NOT NULL, string lengths,
+references and uniqueness are checked with ICAT's fault types and messages.
+
+Reads (search, get, INCLUDE) live in :mod:`igestbench.mock.reader`; access rules in
+:mod:`igestbench.mock.authz`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from igestbench.icat.beans import UTC, Bean
+from igestbench.icat.faults import (
+    IcatBadParameter,
+    IcatError,
+    IcatInternal,
+    IcatNoSuchObject,
+    IcatObjectAlreadyExists,
+    IcatValidation,
+)
+from igestbench.icat.schema import ENUMERATIONS, Entity, Field, Profile, RelType
+from igestbench.mock import tables
+from igestbench.mock.tables import column_name, quote, table, to_sql
+
+#: Called as ``check(access, entity, id)`` inside a write's transaction; raises to refuse it.
+AccessCheck = Callable[[str, Entity, int], None]
+
+#: Entity types whose change alters who may do what (the access rule cache is dropped then).
+AUTHZ_ENTITIES = frozenset({"Rule", "User", "UserGroup", "Grouping", "PublicStep"})
+
+
+def now() -> dt.datetime:
+    """The server's clock, to the millisecond as ICAT stores it."""
+    t = dt.datetime.now(UTC)
+    return t.replace(microsecond=t.microsecond // 1000 * 1000)
+
+
+class Store:
+    """ICAT objects in one SQLite database (a file survives a restart; ``:memory:`` does not)."""
+
+    def __init__(self, profile: Profile, path: str = ":memory:") -> None:
+        self.profile = profile
+        self.path = path
+        # Autocommit mode: transactions are explicit (BEGIN/SAVEPOINT) so nesting is ours to decide.
+        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self.conn.execute("PRAGMA foreign_keys = ON")
+        if path != ":memory:":
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+        self._lock = threading.RLock()
+        self._depth = 0
+        #: Bumped on every change of an AUTHZ_ENTITIES table; the authorizer caches per value.
+        self.authz_generation = 0
+        self.fresh = not self._has_tables()
+        with self.transaction():
+            for ddl in tables.schema_sql(profile):
+                self.conn.execute(ddl)
+        self._insert_sql: dict[tuple[str, tuple[str, ...]], str] = {}
+
+    def _has_tables(self) -> bool:
+        row = self.conn.execute(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'Facility'"
+        ).fetchone()
+        return bool(row[0])
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """A transaction, or a savepoint inside the current one; rolled back on any exception."""
+        with self._lock:
+            name = f"sp{self._depth}"
+            self.conn.execute("BEGIN IMMEDIATE" if self._depth == 0 else f"SAVEPOINT {name}")
+            self._depth += 1
+            try:
+                yield
+            except BaseException:
+                self._depth -= 1
+                if self._depth == 0:
+                    self.conn.execute("ROLLBACK")
+                else:
+                    self.conn.execute(f"ROLLBACK TO {name}")
+                    self.conn.execute(f"RELEASE {name}")
+                raise
+            self._depth -= 1
+            self.conn.execute("COMMIT" if self._depth == 0 else f"RELEASE {name}")
+
+    # --- create --------------------------------------------------------------------------
+
+    def create(self, user: str, bean: Bean, check: AccessCheck | None = None) -> int:
+        with self.transaction():
+            return self._insert(user, bean, now(), {}, None, check)
+
+    def create_many(
+        self, user: str, beans: Sequence[Bean], check: AccessCheck | None = None
+    ) -> list[int]:
+        stamp = now()
+        verified: dict[tuple[str, int], bool] = {}
+        ids: list[int] = []
+        with self.transaction():
+            for index, bean in enumerate(beans):
+                try:
+                    ids.append(self._insert(user, bean, stamp, verified, None, check))
+                except IcatError as exc:
+                    exc.offset = index
+                    raise
+        return ids
+
+    def _entity_of(self, bean: Bean) -> Entity:
+        entity = self.profile.entities.get(bean.entity)
+        if entity is None:
+            raise IcatBadParameter(f"{bean.entity} is not an ICAT entity that can be stored")
+        return entity
+
+    def _insert(
+        self,
+        user: str,
+        bean: Bean,
+        stamp: dt.datetime,
+        verified: dict[tuple[str, int], bool],
+        parent: tuple[str, int] | None,
+        check: AccessCheck | None,
+    ) -> int:
+        entity = self._entity_of(bean)
+        values = bean.values
+        cols: list[str] = ["createId", "createTime", "modId", "modTime"]
+        stamp_text = tables.format_stored_datetime(stamp)
+        params: list[Any] = [user, stamp_text, user, stamp_text]
+        self._attribute_values(entity, values, cols, params)
+        for f in entity.ones:
+            if parent is not None and f.name == parent[0]:
+                ref_id: int | None = parent[1]
+            else:
+                ref_id = self._reference(entity, f, values.get(f.name), verified)
+            if ref_id is None:
+                if f.not_null:
+                    raise IcatValidation(f"{entity.name}: {f.name} cannot be null.")
+                continue
+            cols.append(column_name(f))
+            params.append(ref_id)
+        key = (entity.name, tuple(cols))
+        sql = self._insert_sql.get(key)
+        if sql is None:
+            sql = (
+                f"INSERT INTO {table(entity)} ({', '.join(quote(c) for c in cols)}) "
+                f"VALUES ({', '.join('?' * len(cols))})"
+            )
+            self._insert_sql[key] = sql
+        try:
+            new_id = self.conn.execute(sql, params).lastrowid
+        except sqlite3.IntegrityError as exc:
+            raise self._integrity_error(entity, values, exc, parent) from None
+        assert new_id is not None
+        for f in entity.manys:
+            for child in values.get(f.name) or ():
+                if child.id is not None:
+                    raise IcatBadParameter(
+                        f"{entity.name}.{f.name}: a contained {f.type} must not have an id"
+                    )
+                if child.entity != f.type:
+                    child = Bean(f.type, child.values)
+                assert f.mapped_by is not None
+                self._insert(user, child, stamp, verified, (f.mapped_by, new_id), check)
+        if entity.name in AUTHZ_ENTITIES:
+            self.authz_generation += 1
+        if check is not None:
+            check("CREATE", entity, new_id)
+        return new_id
+
+    def _attribute_values(
+        self, entity: Entity, values: dict[str, Any], cols: list[str], params: list[Any]
+    ) -> None:
+        """Validate the attributes of a bean and append their columns and SQL values."""
+        for f in entity.attributes:
+            value = values.get(f.name)
+            if value is None:
+                if f.default is not None:
+                    value = f.default
+                elif f.type == "boolean":
+                    value = False  # a Java primitive: absent on the wire means false
+                elif f.not_null:
+                    raise IcatValidation(f"{entity.name}: {f.name} cannot be null.")
+                else:
+                    continue
+            _check_value(entity, f, value)
+            cols.append(f.name)
+            params.append(to_sql(f, value))
+
+    def _reference(
+        self,
+        entity: Entity,
+        f: Field,
+        ref: Any,
+        verified: dict[tuple[str, int], bool],
+    ) -> int | None:
+        """The id of a many-to-one reference, checked to exist (memoised within one call)."""
+        if ref is None:
+            return None
+        if not isinstance(ref, Bean) or ref.id is None:
+            raise IcatValidation(
+                f"{entity.name}: {f.name} must refer to an existing {f.type} by id"
+            )
+        key = (f.type, int(ref.id))
+        if key not in verified:
+            row = self.conn.execute(f"SELECT 1 FROM {table(f.type)} WHERE id = ?", (key[1],))
+            if row.fetchone() is None:
+                raise IcatNoSuchObject(f"{f.type}[id:{key[1]}] not found.")
+            verified[key] = True
+        return key[1]
+
+    def _integrity_error(
+        self,
+        entity: Entity,
+        values: dict[str, Any],
+        exc: sqlite3.IntegrityError,
+        parent: tuple[str, int] | None,
+    ) -> IcatError:
+        text = str(exc)
+        if "UNIQUE" in text and entity.constraint:
+            parts = []
+            for name in entity.constraint:
+                value = values.get(name)
+                if isinstance(value, Bean):
+                    value = value.id
+                if parent is not None and name == parent[0]:
+                    value = parent[1]
+                parts.append(f"{name} = '{value}'")
+            return IcatObjectAlreadyExists(f"{entity.name} exists with {', '.join(parts)}")
+        if "NOT NULL" in text:
+            column = text.rpartition(".")[2]
+            return IcatValidation(f"{entity.name}: {column.removesuffix('_id')} cannot be null.")
+        return IcatInternal(f"{entity.name}: {text}")
+
+    # --- update and delete ---------------------------------------------------------------
+
+    def update(self, user: str, bean: Bean, check: AccessCheck | None = None) -> None:
+        entity = self._entity_of(bean)
+        if bean.id is None:
+            raise IcatBadParameter(f"{entity.name}: the bean to update has no id")
+        with self.transaction():
+            self.require(entity, int(bean.id))
+            if check is not None:
+                check("UPDATE", entity, int(bean.id))
+            cols = ["modId", "modTime"]
+            params: list[Any] = [user, tables.format_stored_datetime(now())]
+            present: list[str] = []
+            self._attribute_values(entity, bean.values, present, params)
+            cols += present
+            # update replaces everything: what the bean lacks becomes null
+            nulls = [f.name for f in entity.attributes if f.name not in present]
+            verified: dict[tuple[str, int], bool] = {}
+            for f in entity.ones:
+                ref_id = self._reference(entity, f, bean.values.get(f.name), verified)
+                if ref_id is None:
+                    if f.not_null:
+                        raise IcatValidation(f"{entity.name}: {f.name} cannot be null.")
+                    nulls.append(column_name(f))
+                else:
+                    cols.append(column_name(f))
+                    params.append(ref_id)
+            assignments = [f"{quote(c)} = ?" for c in cols] + [f"{quote(c)} = NULL" for c in nulls]
+            sql = f"UPDATE {table(entity)} SET {', '.join(assignments)} WHERE id = ?"
+            try:
+                self.conn.execute(sql, [*params, int(bean.id)])
+            except sqlite3.IntegrityError as exc:
+                raise self._integrity_error(entity, bean.values, exc, None) from None
+            if check is not None:
+                check("UPDATE", entity, int(bean.id))
+            if entity.name in AUTHZ_ENTITIES:
+                self.authz_generation += 1
+
+    def delete_many(
+        self, beans: Sequence[Bean], check: AccessCheck | None = None, first_offset: int = 0
+    ) -> None:
+        """Delete objects and, by cascade, everything they contain; all or nothing."""
+        with self.transaction():
+            for index, bean in enumerate(beans):
+                try:
+                    entity = self._entity_of(bean)
+                    if bean.id is None:
+                        raise IcatBadParameter(f"{entity.name}: the bean to delete has no id")
+                    self.require(entity, int(bean.id))
+                    if check is not None:
+                        check("DELETE", entity, int(bean.id))
+                    self.conn.execute(f"DELETE FROM {table(entity)} WHERE id = ?", (int(bean.id),))
+                    if entity.name in AUTHZ_ENTITIES or entity.name == "Grouping":
+                        self.authz_generation += 1
+                except IcatError as exc:
+                    exc.offset = first_offset + index
+                    raise
+
+    def require(self, entity: Entity, obj_id: int) -> None:
+        row = self.conn.execute(f"SELECT 1 FROM {table(entity)} WHERE id = ?", (obj_id,))
+        if row.fetchone() is None:
+            raise IcatNoSuchObject(f"{entity.name}[id:{obj_id}] not found.")
+
+    def count(self, entity_name: str) -> int:
+        return int(self.conn.execute(f"SELECT count(*) FROM {table(entity_name)}").fetchone()[0])
+
+
+def _check_value(entity: Entity, f: Field, value: Any) -> None:
+    if f.type == "String":
+        if not isinstance(value, str):
+            raise IcatValidation(f"{entity.name}: {f.name} must be a string")
+        limit = f.string_length or 255
+        if len(value) > limit:
+            raise IcatValidation(f"{entity.name}: {f.name} cannot have length > {limit}")
+    elif f.type in ENUMERATIONS and value not in ENUMERATIONS[f.type]:
+        allowed = ", ".join(ENUMERATIONS[f.type])
+        raise IcatBadParameter(f"{entity.name}: {f.name} must be one of {allowed}, not {value!r}")
+    elif f.rel is RelType.ATTRIBUTE and f.type in ("Long", "Integer"):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise IcatValidation(f"{entity.name}: {f.name} must be an integer")
+        if not -(2**63) <= value < 2**63:
+            raise IcatValidation(f"{entity.name}: {f.name} is out of range")

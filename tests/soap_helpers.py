@@ -1,0 +1,61 @@
+"""Raw SOAP requests for tests that need to see the wire exactly (no client library between)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import requests
+from lxml import etree
+
+from igestbench.icat.soapxml import ICAT_NS, SOAP_ENV_NS, escape
+
+ENVELOPE = (
+    f'<?xml version="1.0" encoding="UTF-8"?><S:Envelope xmlns:S="{SOAP_ENV_NS}" '
+    'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" '
+    f'xmlns:tns="{ICAT_NS}"><S:Body>{{body}}</S:Body></S:Envelope>'
+)
+
+
+def post(url: str, body: str | bytes, **kwargs: Any) -> requests.Response:
+    data = body if isinstance(body, bytes) else body.encode("utf-8")
+    return requests.post(
+        url, data=data, headers={"Content-Type": "text/xml; charset=utf-8"}, timeout=10, **kwargs
+    )
+
+
+def call(url: str, op: str, inner: str = "") -> requests.Response:
+    return post(url, ENVELOPE.format(body=f"<tns:{op}>{inner}</tns:{op}>"))
+
+
+def login(url: str, user: str = "root", password: str | None = None) -> str:
+    pw = escape(password if password is not None else user)
+    inner = (
+        "<plugin>simple</plugin><credentials>"
+        f"<entry><key>username</key><value>{escape(user)}</value></entry>"
+        f"<entry><key>password</key><value>{pw}</value></entry></credentials>"
+    )
+    r = call(url, "login", inner)
+    assert r.status_code == 200, r.text
+    return str(returns(r)[0].text)
+
+
+def returns(response: requests.Response) -> list[etree._Element]:
+    root = etree.fromstring(response.content)
+    body = root.find(f"{{{SOAP_ENV_NS}}}Body")
+    assert body is not None
+    wrapper = body[0]
+    return [c for c in wrapper if c.tag == "return"]
+
+
+def fault(response: requests.Response) -> tuple[str, str, str | None, int | None]:
+    """(faultcode, faultstring, IcatException type, offset) of a fault response."""
+    assert response.status_code == 500, response.text
+    root = etree.fromstring(response.content)
+    f = root.find(f".//{{{SOAP_ENV_NS}}}Fault")
+    assert f is not None, response.text
+    code = f.findtext("faultcode") or ""
+    text = f.findtext("faultstring") or ""
+    detail = f.find(f"detail/{{{ICAT_NS}}}IcatException")
+    if detail is None:
+        return code, text, None, None
+    return code, text, detail.findtext("type"), int(detail.findtext("offset") or "0")
