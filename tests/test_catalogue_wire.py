@@ -197,7 +197,8 @@ def test_quotes_and_sql_in_strings_are_data(fresh_catalogue: LocalCatalogue) -> 
     r = call(url, "search", f"<sessionId>{sid}</sessionId><query>{escape(query)}</query>")
     (found,) = returns(r)
     assert found.findtext("name") == name
-    evil = "SELECT f FROM Facility f WHERE f.name = 'x' OR '1'='1'"
+    # the classic injection, quoted as a JPQL string literal: it is a name, not a condition
+    evil = "SELECT f FROM Facility f WHERE f.name = 'x'' OR ''1''=''1'"
     r = call(url, "search", f"<sessionId>{sid}</sessionId><query>{escape(evil)}</query>")
     assert len(returns(r)) == 0
     r = call(url, "search", f"<sessionId>{sid}</sessionId><query>SELECT f FROM</query>")

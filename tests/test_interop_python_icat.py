@@ -152,7 +152,7 @@ def test_create_many_update_delete(client: Any) -> None:
     assert info.value.offset == 3
     assert client.search("SELECT COUNT(o) FROM Datafile o") == [50]  # all or nothing
 
-    ds = client.get("Dataset", h["dataset"].id)
+    ds = client.get("Dataset INCLUDE 1", h["dataset"].id)  # update needs the relations
     ds.description = "updated"
     ds.update()
     assert client.get("Dataset", ds.id).description == "updated"

@@ -10,6 +10,7 @@ convert from and to them using the profile's schema.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +57,7 @@ class Bean:
         return out
 
 
+@functools.lru_cache(maxsize=8192)
 def format_datetime(value: dt.datetime) -> str:
     """xs:dateTime as ICAT 6.2 sends it: UTC, 'Z', fractional seconds only when present."""
     if value.tzinfo is None:

@@ -26,7 +26,7 @@ from igestbench.icat.faults import IcatInternal
 from igestbench.icat.schema import get_profile
 from igestbench.icat.wsdl import render_wsdl, render_xsd
 from igestbench.mock.auth import Authenticators, Sessions
-from igestbench.mock.http import Request, Response, protocol_factory
+from igestbench.mock.http import ConnectionFactory, Request, Response
 from igestbench.mock.service import IcatService
 from igestbench.mock.soap import SoapEndpoint, fault_envelope
 from igestbench.mock.store import Store
@@ -179,6 +179,7 @@ class LocalCatalogue:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._server: asyncio.base_events.Server | None = None
+        self._connections: ConnectionFactory | None = None
 
     # --- addresses -----------------------------------------------------------------------
 
@@ -205,9 +206,10 @@ class LocalCatalogue:
     async def _start_server(self) -> asyncio.base_events.Server:
         endpoint = SoapEndpoint(self.service)
         app = CatalogueApp(self.config, endpoint, f"{self.config.host}:{self.port}")
-        factory = protocol_factory(
+        factory = ConnectionFactory(
             app, self.scheme, self.config.max_body_bytes, self.config.idle_timeout_s
         )
+        self._connections = factory
         ssl_ctx = self.tls.server_context() if self.tls else None
         loop = asyncio.get_running_loop()
         return await loop.create_server(factory, sock=self.sock, ssl=ssl_ctx, backlog=1024)
@@ -227,9 +229,7 @@ class LocalCatalogue:
                 return
             ready.set()
             self.loop.run_forever()
-            self._server.close()
-            self.loop.run_until_complete(self._server.wait_closed())
-            self.loop.close()
+            self._shutdown(self.loop, self._server)
 
         self._thread = threading.Thread(target=run, name="sv7-local-catalogue", daemon=True)
         self._thread.start()
@@ -237,6 +237,18 @@ class LocalCatalogue:
         if failure:
             raise failure[0]
         return self
+
+    def _shutdown(
+        self, loop: asyncio.AbstractEventLoop, server: asyncio.base_events.Server
+    ) -> None:
+        """Stop listening, close every open connection, let the loop finish, close it."""
+        server.close()
+        if self._connections is not None:
+            self._connections.close_all()
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(server.wait_closed())
+            loop.run_until_complete(asyncio.sleep(0))
+        loop.close()
 
     def stop(self) -> None:
         if self.loop is not None and self._thread is not None:
@@ -264,10 +276,7 @@ class LocalCatalogue:
         except KeyboardInterrupt:
             pass
         finally:
-            server.close()
-            with contextlib.suppress(Exception):
-                self.loop.run_until_complete(server.wait_closed())
-            self.loop.close()
+            self._shutdown(self.loop, server)
             self.store.close()
             if self._tmp is not None:
                 self._tmp.cleanup()

@@ -13,7 +13,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import cast
 
 import httptools
 
@@ -57,8 +57,16 @@ Handler = Callable[[Request], "Response | Awaitable[Response]"]
 class HttpProtocol(asyncio.Protocol):
     """One client connection: parse requests, answer them in order, keep alive."""
 
-    def __init__(self, handler: Handler, scheme: str, max_body: int, idle_timeout: float) -> None:
+    def __init__(
+        self,
+        handler: Handler,
+        scheme: str,
+        max_body: int,
+        idle_timeout: float,
+        connections: set[HttpProtocol],
+    ) -> None:
         self.handler = handler
+        self.connections = connections
         self.scheme = scheme
         self.max_body = max_body
         self.idle_timeout = idle_timeout
@@ -79,14 +87,16 @@ class HttpProtocol(asyncio.Protocol):
     # --- asyncio.Protocol ----------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # uvloop's transports do not subclass asyncio.Transport but behave like one
+        self.transport = cast(asyncio.Transport, transport)
+        self.connections.add(self)
         peer = transport.get_extra_info("peername")
         self._peer = (peer[0], peer[1]) if peer else None
         self._arm_idle()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closing = True
+        self.connections.discard(self)
         if self._idle is not None:
             self._idle.cancel()
 
@@ -221,7 +231,23 @@ class _TooLarge(Exception):
     """Raised inside a parser callback to stop reading an oversized body."""
 
 
-def protocol_factory(
-    handler: Handler, scheme: str, max_body: int, idle_timeout: float
-) -> Callable[[], Any]:
-    return lambda: HttpProtocol(handler, scheme, max_body, idle_timeout)
+class ConnectionFactory:
+    """Makes a protocol per connection and remembers the open ones, to close them at shutdown."""
+
+    def __init__(self, handler: Handler, scheme: str, max_body: int, idle_timeout: float) -> None:
+        self.handler = handler
+        self.scheme = scheme
+        self.max_body = max_body
+        self.idle_timeout = idle_timeout
+        self.connections: set[HttpProtocol] = set()
+
+    def __call__(self) -> HttpProtocol:
+        return HttpProtocol(
+            self.handler, self.scheme, self.max_body, self.idle_timeout, self.connections
+        )
+
+    def close_all(self) -> None:
+        for connection in list(self.connections):
+            connection.closing = True
+            if connection.transport is not None:
+                connection.transport.close()

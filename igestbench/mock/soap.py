@@ -115,7 +115,7 @@ class SoapEndpoint:
             root = etree.fromstring(body, _PARSER)
         except etree.XMLSyntaxError as exc:
             raise ClientFault(f"Couldn't create SOAP message due to exception: {exc}") from None
-        if root.getroottree().docinfo.doctype:
+        if root.getroottree().docinfo.internalDTD is not None:
             raise ClientFault("Couldn't create SOAP message: a DOCTYPE is not allowed in SOAP")
         if root.tag != f"{{{SOAP_ENV_NS}}}Envelope":
             raise ClientFault(

@@ -79,8 +79,10 @@ def format_stored_datetime(value: dt.datetime) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+@functools.lru_cache(maxsize=8192)
 def parse_stored_datetime(text: str) -> dt.datetime:
-    return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    # cached: objects created together share their timestamps, so big results repeat them
+    return dt.datetime.fromisoformat(text)
 
 
 def to_sql(f: Field, value: Any) -> Any:

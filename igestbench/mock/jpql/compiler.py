@@ -1,0 +1,116 @@
+"""Entry points: compile search, get and rule queries, each compiled once and cached.
+
+The load benchmarks send the same query string thousands of times a second, so compiled queries
+are kept in LRU caches keyed on the profile (hashed by its name), the text and the user (``:user``
+is a bound parameter, so each user's compiled query differs only in its parameters). READ
+restrictions are applied to a cached template in a second cache, keyed on the restriction too;
+that is why a restriction must be hashable: a tuple of (entity name, (sql, params)) pairs.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any, ParamSpec, TypeVar
+
+from igestbench.icat.faults import IcatBadParameter
+from igestbench.icat.schema import Profile
+from igestbench.mock.jpql import concise, includes, translate
+from igestbench.mock.jpql import syntax as s
+from igestbench.mock.jpql.model import CompiledGet, CompiledSearch, RestrictPairs, SearchTemplate
+from igestbench.mock.jpql.parser import is_jpql, parse
+
+Restrict = Mapping[str, tuple[str, tuple[Any, ...]]] | RestrictPairs
+
+_CACHE_SIZE = 4096
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _nesting_guard(function: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Report a query nested too deeply for Python's recursion limit as ICAT would."""
+
+    @functools.wraps(function)
+    def guarded(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return function(*args, **kwargs)
+        except RecursionError:
+            raise IcatBadParameter("Query is nested too deeply") from None
+
+    return guarded
+
+
+def compile_search(
+    profile: Profile, text: str, user: str = "", restrict: Restrict | None = None
+) -> CompiledSearch:
+    """The search ``text`` (JPQL or concise syntax) as SQL for the store.
+
+    ``restrict`` maps entity names to (SQL selecting the ids the user may read, params); the
+    result objects (or, for values and aggregates, the FROM entity) are limited to those ids.
+    Raises :class:`IcatBadParameter` for anything ICAT would refuse.
+    """
+    template = _template(profile, text, user)
+    if not restrict:
+        return template.search
+    if isinstance(restrict, Mapping):
+        restrict = tuple(sorted((k, (v[0], tuple(v[1]))) for k, v in restrict.items()))
+    return _restricted(profile, text, user, restrict)
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+@_nesting_guard
+def compile_get(profile: Profile, text: str) -> CompiledGet:
+    """A get() query string: ``Dataset``, ``Dataset INCLUDE 1``, ``Dataset INCLUDE Datafile``,
+    ``Dataset ds INCLUDE ds.datafiles df, df.parameters``."""
+    q: s.GetQuery = parse(text, "get")
+    entity = profile.entities.get(q.entity.text)
+    if entity is None:
+        raise IcatBadParameter(f"{q.entity.text} is not an EntityBaseBean")
+    if q.alias is None:
+        included = includes.from_entity_names(profile, entity, q.include)
+    else:
+        included = includes.from_paths(profile, entity, q.alias.text, q.include)
+    return CompiledGet(entity.name, *included)
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+@_nesting_guard
+def compile_ids(profile: Profile, text: str, user: str = "") -> tuple[str, str, tuple[Any, ...]]:
+    """The entity a rule's ``what`` covers and SQL selecting the ids of the covered objects.
+
+    ``what`` is a bare entity name, a concise query or ``SELECT var FROM …`` without ORDER BY,
+    INCLUDE or LIMIT. The SQL uses aliases of its own (``r0`` …) so that it can be nested in the
+    queries it restricts.
+    """
+    if is_jpql(text):
+        return translate.compile_ids(profile, parse(text, "jpql"), user)
+    cq: s.ConciseQuery = parse(text, "concise")
+    if cq.include is not None or cq.limit is not None or cq.order:
+        raise IcatBadParameter("A rule's query may not have ORDER BY, INCLUDE or a range")
+    q, _ = concise.rewrite(profile, cq)
+    return translate.compile_ids(profile, q, user)
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+@_nesting_guard
+def _template(profile: Profile, text: str, user: str) -> SearchTemplate:
+    if is_jpql(text):
+        return translate.compile_select(profile, parse(text, "jpql"), user)
+    q, included = concise.rewrite(profile, parse(text, "concise"))
+    return translate.compile_select(profile, q, user, included)
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _restricted(profile: Profile, text: str, user: str, restrict: RestrictPairs) -> CompiledSearch:
+    template = _template(profile, text, user)
+    for name, (sql, params) in restrict:
+        if name == template.restrict_entity:
+            return template.restricted(sql, params)
+    return template.search
+
+
+def clear_caches() -> None:
+    """Forget every compiled query (tests that time cold compilation use this)."""
+    for cached in (compile_get, compile_ids, _template, _restricted):
+        cached.cache_clear()

@@ -1,0 +1,83 @@
+"""What the query compiler hands to the store: SQL with bound parameters plus what to INCLUDE.
+
+These values are cached and shared between threads, so they are frozen and hold only tuples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+#: entity name → (SQL selecting the ids the user may read, its parameters), as pairs so that the
+#: whole restriction is hashable and can be part of a cache key.
+RestrictPairs = tuple[tuple[str, tuple[str, tuple[Any, ...]]], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class IncludeNode:
+    """One relation to INCLUDE: ``field`` of the parent object, whose objects are ``entity``s."""
+
+    field: str
+    entity: str
+    children: tuple[IncludeNode, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledSearch:
+    """A search as one SQL statement.
+
+    For ``kind == "entity"`` the SELECT list is exactly ``tables.select_list(entity, alias)``, so
+    each row turns into a Bean with ``tables.row_to_bean``; for ``"values"`` there is one column
+    per selected item, typed for the wire by ``value_types`` (Java type names: ``String``,
+    ``Long``, ``Double``, ``Date``, ``boolean``, ``Integer`` or an enumeration's name).
+    """
+
+    kind: Literal["entity", "values"]
+    entity: str | None
+    sql: str
+    params: tuple[Any, ...]
+    value_types: tuple[str, ...]
+    #: Several items were selected: each row is one fieldSet.
+    multi: bool
+    #: The items are aggregates: COUNT over no rows gives 0, MIN/MAX/AVG/SUM give no result.
+    aggregate: bool
+    includes: tuple[IncludeNode, ...]
+    #: ``INCLUDE 1``: every many-to-one relation of the result objects, one level deep.
+    include_all_ones: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledGet:
+    """A ``get`` query string: the entity to read and the relations to INCLUDE with it."""
+
+    entity: str
+    includes: tuple[IncludeNode, ...]
+    include_all_ones: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SearchTemplate:
+    """A compiled search before READ restrictions are applied (the part worth caching).
+
+    The final WHERE is ``where`` plus, when the store restricts ``restrict_entity``,
+    ``AND <restrict_alias>.id IN (<restriction>)``; ``tail`` (ORDER BY, LIMIT) follows.
+    """
+
+    search: CompiledSearch
+    head: str
+    where: tuple[str, ...]
+    where_params: tuple[Any, ...]
+    tail: str
+    tail_params: tuple[Any, ...]
+    restrict_entity: str
+    restrict_alias: str
+
+    def restricted(self, sql: str, params: tuple[Any, ...]) -> CompiledSearch:
+        """The search limited to the ``restrict_entity`` objects whose ids ``sql`` selects."""
+        where = (*self.where, f'{self.restrict_alias}."id" IN ({sql})')
+        text = f"{self.head} WHERE {' AND '.join(where)}{self.tail}"
+        s = self.search
+        return CompiledSearch(
+            s.kind, s.entity, text, (*self.where_params, *params, *self.tail_params),
+            s.value_types, s.multi, s.aggregate, s.includes, s.include_all_ones,
+        )
