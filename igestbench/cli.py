@@ -117,30 +117,34 @@ def cmd_serve(args: argparse.Namespace) -> int:
         ),
     )
     catalogue = LocalCatalogue(config)
-    out = sys.stdout
-    print(
-        f"sv7 local ICAT catalogue {catalogue.profile.api_version} "
-        f"(profile {config.profile}, database {config.db})",
-        file=out,
-    )
-    print(f"WSDL: {catalogue.wsdl_url}", file=out)
-    if catalogue.tls is not None:
+
+    def banner() -> None:
+        out = sys.stdout
         print(
-            f"TLS: {catalogue.tls.mode} certificate; clients may trust {catalogue.tls.ca}", file=out
-        )
-    if not args.user and not args.users:
-        print(
-            "accounts: simple/root:root and simple/ingest:ingest (root users), "
-            "simple/reader:reader",
+            f"sv7 local ICAT catalogue {catalogue.profile.api_version} "
+            f"(profile {config.profile}, database {config.db})",
             file=out,
         )
-    else:
-        names = ", ".join(a.user_name + (" (root)" if a.root else "") for a in config.accounts)
-        print(f"accounts: {names}", file=out)
-    if config.knobs.active:
-        print(f"fault injection: {config.knobs}", file=out)
-    print("Ctrl-C stops it.", file=out, flush=True)
-    catalogue.serve_forever()
+        print(f"WSDL: {catalogue.wsdl_url}", file=out)
+        if catalogue.tls is not None:
+            print(
+                f"TLS: {catalogue.tls.mode} certificate; clients may trust {catalogue.tls.ca}",
+                file=out,
+            )
+        if not args.user and not args.users:
+            print(
+                "accounts: simple/root:root and simple/ingest:ingest (root users), "
+                "simple/reader:reader",
+                file=out,
+            )
+        else:
+            names = ", ".join(a.user_name + (" (root)" if a.root else "") for a in config.accounts)
+            print(f"accounts: {names}", file=out)
+        if config.knobs.active:
+            print(f"fault injection: {config.knobs}", file=out)
+        print("Ctrl-C stops it.", file=out, flush=True)
+
+    catalogue.serve_forever(ready=banner)
     return EXIT_OK
 
 

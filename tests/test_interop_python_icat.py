@@ -171,3 +171,19 @@ def test_python_icat_config_reads_authenticators(fresh_catalogue: LocalCatalogue
     keys = {k.name: k.hide for k in info[0].keys}
     assert keys == {"username": False, "password": True}
     c.cleanup()
+
+
+def test_python_icat_against_the_4_3_profile(catalogue_43: LocalCatalogue) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        c = icat.Client(catalogue_43.wsdl_url)
+    try:
+        assert c.apiversion == "4.3.3"
+        assert len(c.typemap) >= 38 and "log" in c.typemap
+        c.login("simple", {"username": "ingest", "password": "ingest"})
+        h = build_hierarchy(c, n_files=2)
+        q = Query(c, "Datafile", conditions={"dataset.name": "= 'run-1'"}, includes="1")
+        assert sorted(df.dataset.name for df in c.search(q)) == ["run-1", "run-1"]
+        assert h["facility"].id
+    finally:
+        c.cleanup()

@@ -13,10 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import signal
 import socket
 import tempfile
 import threading
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from igestbench.config import ServeConfig
@@ -173,7 +174,12 @@ class LocalCatalogue:
         self.tls: TlsFiles | None = None
         if self.config.tls:
             self._tmp = tempfile.TemporaryDirectory(prefix="sv7-tls-")
-            self.tls = tls_from_option(self.config.tls, Path(self._tmp.name))
+            try:
+                self.tls = tls_from_option(self.config.tls, Path(self._tmp.name))
+            except BaseException:
+                self._tmp.cleanup()
+                self.store.close()
+                raise
         self.sock = _bind(self.config.host, self.config.port)
         self.port: int = self.sock.getsockname()[1]
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -247,7 +253,7 @@ class LocalCatalogue:
             self._connections.close_all()
         with contextlib.suppress(Exception):
             loop.run_until_complete(server.wait_closed())
-            loop.run_until_complete(asyncio.sleep(0))
+            loop.run_until_complete(asyncio.sleep(0.01))  # let the aborted transports go
         loop.close()
 
     def stop(self) -> None:
@@ -266,15 +272,18 @@ class LocalCatalogue:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
-    def serve_forever(self) -> None:
-        """Run in the calling thread until interrupted (Ctrl-C)."""
+    def serve_forever(self, ready: Callable[[], None] | None = None) -> None:
+        """Run in the calling thread until Ctrl-C or SIGTERM; ``ready()`` once it listens."""
         self.loop = _new_loop()
         asyncio.set_event_loop(self.loop)
         server = self.loop.run_until_complete(self._start_server())
+        # Ctrl-C and a service manager's SIGTERM are a requested, clean stop
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self.loop.add_signal_handler(sig, self.loop.stop)
+        if ready is not None:
+            ready()
         try:
             self.loop.run_forever()
-        except KeyboardInterrupt:
-            pass
         finally:
             self._shutdown(self.loop, server)
             self.store.close()

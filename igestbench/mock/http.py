@@ -247,7 +247,8 @@ class ConnectionFactory:
         )
 
     def close_all(self) -> None:
+        # abort, not close: at shutdown a TLS close handshake with an idle client could hang
         for connection in list(self.connections):
             connection.closing = True
             if connection.transport is not None:
-                connection.transport.close()
+                connection.transport.abort()

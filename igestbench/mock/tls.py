@@ -92,7 +92,7 @@ def make_tls(mode: str, directory: Path, names: tuple[str, ...] = LOOPBACK_NAMES
         leaf = ca.issue_cert(*names)
     ca_path = directory / "ca.pem"
     ca.cert_pem.write_to_path(str(ca_path))
-    cert_path, key_path = directory / f"{mode}.pem", directory / f"{mode}.key"
+    cert_path, key_path = directory / f"server-{mode}.pem", directory / f"server-{mode}.key"
     with cert_path.open("wb") as out:
         for blob in leaf.cert_chain_pems:
             out.write(blob.bytes())

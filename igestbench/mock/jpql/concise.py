@@ -24,7 +24,7 @@ from igestbench.mock.jpql import syntax as s
 _ENUM_VALUES = frozenset(v for values in ENUMERATIONS.values() for v in values)
 
 
-def variable(entity: str) -> str:
+def _variable(entity: str) -> str:
     return entity + "$"
 
 
@@ -32,7 +32,7 @@ def rewrite(profile: Profile, q: s.ConciseQuery) -> tuple[s.SelectQuery, include
     """The JPQL form of a concise query, and its INCLUDE (entity names resolved)."""
     root_name, *attribute = q.head.parts
     root = _entity(profile, s.Path(root_name, q.head.pos))
-    joined: dict[str, Entity] = {root.name: root}
+    joined = {root.name}
     joins: list[s.Join] = []
     conditions: list[s.Expr] = []
     for n, (path, condition) in enumerate(q.conditions):
@@ -47,7 +47,7 @@ def rewrite(profile: Profile, q: s.ConciseQuery) -> tuple[s.SelectQuery, include
     where: s.Expr | None = None
     for c in conditions:
         where = c if where is None else s.BoolOp("AND", where, c)
-    head = s.Path(".".join((variable(root.name), *attribute)), q.head.pos, q.head.text)
+    head = s.Path(".".join((_variable(root.name), *attribute)), q.head.pos, q.head.text)
     included = includes.NOTHING
     if q.include is not None:
         if attribute or q.function:
@@ -59,7 +59,7 @@ def rewrite(profile: Profile, q: s.ConciseQuery) -> tuple[s.SelectQuery, include
         distinct=q.distinct,
         items=(s.SelectItem(head, q.function),),
         entity=s.Path(root.name, q.head.pos),
-        alias=s.Path(variable(root.name), q.head.pos),
+        alias=s.Path(_variable(root.name), q.head.pos),
         joins=tuple(joins),
         where=where,
         order=tuple(dataclasses.replace(o, expr=_relative(o.expr, root)) for o in q.order),
@@ -75,9 +75,7 @@ def _entity(profile: Profile, name: s.Path) -> Entity:
     return found
 
 
-def _route(
-    profile: Profile, joined: dict[str, Entity], target: Entity, where: s.Path
-) -> list[s.Join]:
+def _route(profile: Profile, joined: set[str], target: Entity, where: s.Path) -> list[s.Join]:
     """JOINs reaching ``target`` by the unique shortest relationship chain from ``joined``.
 
     A breadth-first search from all joined entities at once, counting the shortest chains to
@@ -117,9 +115,9 @@ def _route(
         name = here
     joins = []
     for here, f in reversed(steps):
-        joined[f.type] = profile.entity(f.type)
+        joined.add(f.type)
         joins.append(
-            s.Join(s.Path(f"{variable(here)}.{f.name}", where.pos), s.Path(variable(f.type), -1))
+            s.Join(s.Path(f"{_variable(here)}.{f.name}", where.pos), s.Path(_variable(f.type), -1))
         )
     return joins
 
@@ -130,7 +128,7 @@ def _relative(e: s.Expr, entity: Entity) -> s.Expr:
     def fix(p: s.Path) -> s.Expr:
         first = p.parts[0]
         if entity.has_field(first):
-            return s.Path(f"{variable(entity.name)}.{p.text}", p.pos, p.text)
+            return s.Path(f"{_variable(entity.name)}.{p.text}", p.pos, p.text)
         if len(p.parts) == 1 and first in _ENUM_VALUES:
             return s.EnumName(first, p.pos)
         if p.text.startswith("org.icatproject."):

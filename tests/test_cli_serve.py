@@ -1,0 +1,85 @@
+"""``sv7 serve`` as a user runs it: a real process, its output, Ctrl-C, and bad options."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import requests
+
+SV7 = [sys.executable, "-m", "igestbench"]
+
+
+def start(*args: str) -> tuple[subprocess.Popen[str], list[str]]:
+    proc = subprocess.Popen(
+        [*SV7, "serve", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    assert proc.stdout is not None
+    lines: list[str] = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line.rstrip("\n"))
+        if line.startswith("Ctrl-C"):
+            return proc, lines
+    proc.kill()
+    proc.wait()
+    proc.stdout.close()
+    raise AssertionError("\n".join(lines))
+
+
+def test_serve_prints_its_wsdl_and_accounts_and_stops_on_ctrl_c() -> None:
+    proc, lines = start("--port", "0")
+    try:
+        (wsdl,) = [line.split(" ", 1)[1] for line in lines if line.startswith("WSDL: ")]
+        assert any("simple/root:root" in line for line in lines)
+        r = requests.get(wsdl, timeout=5)
+        assert r.status_code == 200 and b"ICATService" in r.content
+    finally:
+        stop(proc)
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=10) == 0
+    assert proc.stdout is not None
+    proc.stdout.close()
+
+
+def test_serve_with_a_users_file_and_profile(tmp_path: Path) -> None:
+    users = tmp_path / "users.toml"
+    users.write_text('[[user]]\nmechanism = "db"\nname = "alice"\npassword = "pw"\nroot = true\n')
+    proc, lines = start("--profile", "4.3", "--users", str(users), "--db", str(tmp_path / "c.db"))
+    try:
+        assert any("4.3.3" in line for line in lines)
+        assert any("db/alice (root)" in line for line in lines)
+    finally:
+        stop(proc)
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*SV7, *args], capture_output=True, text=True, timeout=60)
+
+
+def test_bad_options_get_one_clear_line_and_exit_2(tmp_path: Path) -> None:
+    cases = {
+        ("serve", "--host", "192.0.2.1"): "binds to loopback only",
+        ("serve", "--user", "alice"): "expected MECHANISM/NAME:PASSWORD",
+        ("serve", "--users", str(tmp_path / "none.toml")): "cannot read the users file",
+        ("serve", "--error-rate", "2"): "error-rate must be between 0 and 1",
+        ("serve", "--tls", "bogus"): "unknown TLS mode",
+    }
+    for args, message in cases.items():
+        result = run(*args)
+        assert result.returncode == 2, (args, result.stderr)
+        assert message in result.stderr and "Traceback" not in result.stderr, result.stderr
+
+
+def test_no_command_prints_help() -> None:
+    result = run()
+    assert result.returncode == 2 and "serve" in result.stdout
