@@ -207,3 +207,22 @@ def test_quotes_and_sql_in_strings_are_data(fresh_catalogue: LocalCatalogue) -> 
         url, "search", f"<sessionId>{sid}</sessionId><query>SELECT COUNT(f) FROM Facility f</query>"
     )
     assert returns(r)[0].text == "1"
+
+
+def test_profile_4_3_operations(catalogue_43: LocalCatalogue) -> None:
+    url = catalogue_43.service_url
+    assert returns(call(url, "getApiVersion"))[0].text == "4.3.3"
+    assert fault(call(url, "getVersion"))[0] == "S:Client"  # came with ICAT 4.9
+    assert fault(call(url, "getAuthenticatorInfo"))[0] == "S:Client"
+    sid = login(url, "reader")
+    r = call(
+        url,
+        "searchText",
+        f"<sessionId>{sid}</sessionId><query>x</query>"
+        "<maxCount>10</maxCount><entityName>Dataset</entityName>",
+    )
+    assert fault(r)[2] == "INTERNAL"  # free text needs Lucene, which is not there
+    r = call(url, "luceneClear", f"<sessionId>{sid}</sessionId>")
+    assert fault(r)[2] == "INSUFFICIENT_PRIVILEGES"
+    names = [e.text for e in returns(call(url, "getEntityNames"))]
+    assert len(names) == 38 and "Log" in names and "InvestigationGroup" not in names
