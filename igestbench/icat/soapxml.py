@@ -20,7 +20,14 @@ from typing import Any
 from lxml import etree
 
 from igestbench.icat.beans import Bean, format_datetime, from_text, to_text
-from igestbench.icat.schema import BASE_FIELDS, Entity, Field, Profile, RelType
+from igestbench.icat.schema import (
+    ATTRIBUTE_XSD_TYPES,
+    BASE_FIELDS,
+    Entity,
+    Field,
+    Profile,
+    RelType,
+)
 
 ICAT_NS = "http://icatproject.org"
 SOAP_ENV_NS = "http://schemas.xmlsoap.org/soap/envelope/"
@@ -29,16 +36,6 @@ XS_NS = "http://www.w3.org/2001/XMLSchema"
 XSI_TYPE = f"{{{XSI_NS}}}type"
 XSI_NIL = f"{{{XSI_NS}}}nil"
 
-#: Java type of a scalar search result → its xsi:type on the wire.
-SCALAR_XSI_TYPES = {
-    "String": "xs:string",
-    "Long": "xs:long",
-    "Integer": "xs:int",
-    "Double": "xs:double",
-    "boolean": "xs:boolean",
-    "Boolean": "xs:boolean",
-    "Date": "xs:dateTime",
-}
 
 # --- text escaping ---------------------------------------------------------------------------
 
@@ -115,7 +112,10 @@ def encode_scalar(value: Any, java_type: str, tag: str = "return") -> str:
     """A typed scalar result or fieldSet field: ``<return xsi:type="xs:long">17</return>``."""
     if value is None:
         return f'<{tag} xsi:nil="true"/>'
-    xsi_type = SCALAR_XSI_TYPES.get(java_type, "xs:string")
+    # a search result is xs:anyType: an enumeration value travels as a plain string
+    xsi_type = ATTRIBUTE_XSD_TYPES.get(java_type, "xs:string")
+    if not xsi_type.startswith("xs:"):
+        xsi_type = "xs:string"
     f = Field("value", RelType.ATTRIBUTE, java_type)
     return f'<{tag} xsi:type="{xsi_type}">{_scalar_text(f, value)}</{tag}>'
 
