@@ -30,28 +30,11 @@ import psutil
 import requests
 
 from igestbench.icat.soapxml import escape
+from tests.benchmarks.served import served_catalogue
 from tests.soap_helpers import ENVELOPE, call, login, returns
 
 N_FILES = 2000
 CONCURRENCY = (1, 8, 32)
-
-
-def start_server() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "igestbench", "serve", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert proc.stdout is not None
-    deadline = time.monotonic() + 30
-    for line in proc.stdout:
-        if line.startswith("WSDL: "):
-            return proc, line.split(" ", 1)[1].strip().removesuffix("?wsdl")
-        if time.monotonic() > deadline:
-            break
-    proc.kill()
-    raise SystemExit("sv7 serve did not start")
 
 
 def create(url: str, sid: str, xml_type: str, fields: str) -> int:
@@ -142,8 +125,7 @@ def main() -> int:
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("wrk is not installed (Debian: apt-get install wrk)")
-    proc, url = start_server()
-    try:
+    with served_catalogue() as (proc, url):
         sid = login(url)
         inv, dt = setup(url, sid)
         http = requests.Session()
@@ -192,9 +174,6 @@ def main() -> int:
                 ).stdout
                 rows.append((c, parse_wrk(out)))
         rss = psutil.Process(proc.pid).memory_info().rss / 2**20
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
     print(f"\nlocal catalogue benchmark ({os.cpu_count()} cores, server and driver on one machine)")
     print(
         f"createMany of {N_FILES} Datafiles: median {statistics.median(create_times):.3f} s "

@@ -1,0 +1,208 @@
+"""The four workloads, with both client flavours, against the local catalogue — and the cleanup."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from igestbench.client import connect
+from igestbench.client.base import Catalogue, ClientConfig
+from igestbench.icat.beans import Bean
+from igestbench.icat.query import Condition, Query
+from igestbench.icat.schema import get_profile
+from igestbench.mock.catalogue import LocalCatalogue
+from igestbench.nexus import generate_run
+from igestbench.workloads import (
+    Journal,
+    RunTag,
+    WorkloadContext,
+    cleanup,
+    run_burst,
+    run_full_cycle,
+    run_multi_query,
+    run_single_queries,
+)
+
+FLAVOURS = ("zeep", "python-icat")
+
+
+@pytest.fixture(params=FLAVOURS)
+def client(request: pytest.FixtureRequest, catalogue: LocalCatalogue) -> Iterator[Catalogue]:
+    cat = connect(ClientConfig(url=catalogue.service_url), flavour=request.param)
+    cat.login("simple", {"username": "ingest", "password": "ingest"})
+    yield cat
+    cat.logout()
+    cat.close()
+
+
+def context(client: Catalogue, tmp_path: Path, site: str = "test-site") -> WorkloadContext:
+    return WorkloadContext(
+        client, get_profile("6.2"), RunTag.new(site), Journal(tmp_path / "journal.jsonl")
+    )
+
+
+def under_tag(ctx: WorkloadContext, entity: str, path: str) -> int:
+    query = Query(entity).where({path: Condition("=", ctx.tag.name)}).count()
+    return int(ctx.catalogue.search(query)[0])
+
+
+def assert_clean(ctx: WorkloadContext) -> None:
+    assert under_tag(ctx, "Facility", "name") == 0
+    assert under_tag(ctx, "Datafile", "dataset.investigation.facility.name") == 0
+
+
+def test_full_cycle_creates_the_hierarchy_and_cleanup_removes_it(
+    client: Catalogue, tmp_path: Path
+) -> None:
+    ctx = context(client, tmp_path)
+    files = generate_run(
+        tmp_path / "nexus", ctx.tag.name, 12, files_per_dataset=4, datasets_per_investigation=2
+    )
+    result = run_full_cycle(ctx, files)
+    assert result.ok, result.problems
+    assert result.checks == {"expected": 12, "found": 12}
+    ops = [r.op for r in result.records]
+    assert ops.count("full-cycle") == 12
+    assert ops.count("full-cycle/read NeXus") == 12
+    assert ops.count("full-cycle/create Facility") == 1  # then found by the existence checks
+    assert ops.count("full-cycle/lookup Facility") == 12
+    assert ops.count("full-cycle/create Dataset") == 3
+    assert ops.count("full-cycle/create Datafile") == 12
+    assert under_tag(ctx, "Investigation", "facility.name") >= 1
+
+    report = cleanup(client, ctx.journal)
+    assert report.deleted + report.already_gone == len(ctx.journal)
+    assert_clean(ctx)
+
+
+def test_single_burst_and_multi_query(client: Catalogue, tmp_path: Path) -> None:
+    ctx = context(client, tmp_path)
+    files = generate_run(tmp_path / "nexus", ctx.tag.name, 3)
+    assert run_full_cycle(ctx, files).ok
+    targets = ctx.catalogue.search(
+        Query("Datafile")
+        .where({"dataset.investigation.facility.name": Condition("=", ctx.tag.name)})
+        .include("dataset")
+    )
+    assert len(targets) == 3
+
+    single = run_single_queries(ctx, targets, 30)
+    assert single.ok and single.checks == {"requests": 30, "correct": 30}
+    assert {r.op for r in single.records} == {
+        "single-query/jpql",
+        "single-query/concise",
+        "single-query/get",
+    }
+
+    dataset_id = int(targets[0]["dataset"].id)
+    burst = run_burst(ctx, dataset_id, 60, batch_size=25)
+    assert burst.ok, burst.problems
+    assert burst.checks["create.found"] == burst.checks["createMany.found"] == 60
+    assert sum(1 for r in burst.records if r.op == "burst/createMany") == 3
+
+    expected = 60 * 2 + sum(1 for t in targets if t["dataset"].id == dataset_id)
+    multi = run_multi_query(ctx, dataset_id, expected, page_size=50, repeat=2)
+    assert multi.ok, multi.problems
+
+    cleanup(client, ctx.journal)
+    assert_clean(ctx)
+
+
+def test_flavours_agree(catalogue: LocalCatalogue, tmp_path: Path) -> None:
+    clients = [connect(ClientConfig(url=catalogue.service_url), flavour=f) for f in FLAVOURS]
+    for c in clients:
+        c.login("simple", {"username": "root", "password": "root"})
+    ctx = context(clients[0], tmp_path)
+    assert run_full_cycle(ctx, generate_run(tmp_path / "n", ctx.tag.name, 5)).ok
+    mine = Query("Datafile").where(
+        {"dataset.investigation.facility.name": Condition("=", ctx.tag.name)}
+    )
+    query = mine.include("dataset.investigation.facility").order_by("name")
+    answers = [c.search(query) for c in clients]
+    as_dicts = [[b.to_dict() for b in answer] for answer in answers]
+    assert as_dicts[0] == as_dicts[1] and len(as_dicts[0]) == 5
+    counts = [c.search(mine.count()) for c in clients]
+    assert counts[0] == counts[1] == [5]
+    cleanup(clients[1], ctx.journal)
+    assert_clean(ctx)
+    for c in clients:
+        c.logout()
+        c.close()
+
+
+def test_cleanup_from_the_journal_file_after_a_crash(
+    catalogue: LocalCatalogue, tmp_path: Path
+) -> None:
+    first = connect(ClientConfig(url=catalogue.service_url), flavour="zeep")
+    first.login("simple", {"username": "ingest", "password": "ingest"})
+    ctx = context(first, tmp_path)
+    run_full_cycle(ctx, generate_run(tmp_path / "n", ctx.tag.name, 4))
+    # the run "crashes" here: no cleanup
+    first.close()
+
+    second = connect(ClientConfig(url=catalogue.service_url), flavour="zeep")
+    second.login("simple", {"username": "ingest", "password": "ingest"})
+    journal = Journal.load(tmp_path / "journal.jsonl")
+    assert len(journal) == len(ctx.journal)
+    cleanup(second, journal)
+    ctx.catalogue = second
+    assert_clean(ctx)
+    second.close()
+
+
+def test_a_damaged_journal_is_a_clear_error(tmp_path: Path) -> None:
+    from igestbench.errors import UsageError
+
+    path = tmp_path / "j.jsonl"
+    path.write_text('{"entity": "Datafile", "id": 1}\nnot json\n{"entity": "Dataset", "id": 2}\n')
+    with pytest.raises(UsageError, match=r"j.jsonl:2: not a journal entry"):
+        Journal.load(path)
+    path.write_text('{"entity": "Datafile", "id": 1}\n{"entity": "Da')  # cut short by a crash
+    assert Journal.load(path).entries == (("Datafile", 1),)
+
+
+def test_wrong_answers_count_as_failures(catalogue: LocalCatalogue, tmp_path: Path) -> None:
+    cat = connect(ClientConfig(url=catalogue.service_url), flavour="zeep")
+    cat.login("simple", {"username": "ingest", "password": "ingest"})
+    ctx = context(cat, tmp_path)
+    ghost = Bean(
+        "Datafile", {"id": 10**9, "name": "ghost.nxs", "dataset": Bean("Dataset", {"id": 1})}
+    )
+    result = run_single_queries(ctx, [ghost], 3, kinds=("jpql",))
+    assert result.checks == {"requests": 3, "correct": 0}
+    assert {r.error for r in result.records} == {"WrongResult"}
+    cat.close()
+
+
+@pytest.mark.parametrize("flavour", ["zeep", "lean", "python-icat"])
+def test_multi_query_times_fetch_and_decode_apart_where_it_can(
+    catalogue: LocalCatalogue, tmp_path: Path, flavour: str
+) -> None:
+    cat = connect(ClientConfig(url=catalogue.service_url), flavour=flavour)
+    cat.login("simple", {"username": "ingest", "password": "ingest"})
+    ctx = context(cat, tmp_path)
+    assert run_full_cycle(ctx, generate_run(tmp_path / "n", ctx.tag.name, 1)).ok
+    (df,) = cat.search(
+        Query("Datafile")
+        .where({"dataset.investigation.facility.name": Condition("=", ctx.tag.name)})
+        .include("dataset")
+    )
+    dataset_id = int(df["dataset"].id)
+    assert run_burst(ctx, dataset_id, 40, modes=("createMany",)).ok
+    result = run_multi_query(ctx, dataset_id, 41, page_size=16, repeat=1)
+    assert result.ok, result.problems
+    ops = {r.op for r in result.records}
+    if flavour == "python-icat":  # suds decodes as it receives: no split to be had
+        assert ops == {"multi-query/whole/search", "multi-query/paged/search"}
+    else:
+        assert ops == {
+            "multi-query/whole/fetch",
+            "multi-query/whole/decode",
+            "multi-query/paged/fetch",
+            "multi-query/paged/decode",
+        }
+    cleanup(cat, ctx.journal)
+    assert_clean(ctx)
+    cat.close()
