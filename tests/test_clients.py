@@ -29,6 +29,7 @@ from igestbench.client.transport import classify, decode_answer, read_answer, re
 from igestbench.config import ServeConfig
 from igestbench.errors import UsageError
 from igestbench.icat.beans import Bean
+from igestbench.icat.entity_info import entity_info
 from igestbench.icat.faults import (
     IcatBadParameter,
     IcatObjectAlreadyExists,
@@ -37,7 +38,7 @@ from igestbench.icat.faults import (
 )
 from igestbench.icat.operations import operation
 from igestbench.icat.query import Query
-from igestbench.icat.schema import get_profile
+from igestbench.icat.schema import RelType, get_profile
 from igestbench.mock.catalogue import LocalCatalogue
 
 FLAVOURS = ("zeep", "python-icat", "lean")
@@ -82,35 +83,72 @@ def profile_catalogue(request: pytest.FixtureRequest) -> Iterator[LocalCatalogue
 def build_hierarchy(client: Catalogue, n_files: int = 3) -> dict[str, int]:
     """Facility → … → Datafiles, by create and create_many; the ids by entity name."""
     facility = client.create(Bean("Facility", {"name": "ESRF", "fullName": "European Synchr."}))
-    instrument, inv_type = client.create_many([
-        Bean("Instrument", {"name": "ID01", "facility": ref(facility, "Facility")}),
-        Bean("InvestigationType", {"name": "experiment", "facility": ref(facility, "Facility")}),
-    ])
-    investigation = client.create(Bean("Investigation", {
-        "name": "MX-1234", "visitId": "1", "title": "Protein crystals",
-        "facility": ref(facility, "Facility"), "type": ref(inv_type, "InvestigationType"),
-    }))
-    ds_type, df_format = client.create_many([
-        Bean("DatasetType", {"name": "raw", "facility": ref(facility, "Facility")}),
-        Bean("DatafileFormat", {
-            "name": "NeXus", "version": "4.3", "facility": ref(facility, "Facility"),
-        }),
-    ])
-    dataset = client.create(Bean("Dataset", {
-        "name": "run-1", "complete": False, "investigation": ref(investigation, "Investigation"),
-        "type": ref(ds_type, "DatasetType"),
-    }))
-    client.create_many([
-        Bean("Datafile", {
-            "name": f"frame-{i}.nxs", "fileSize": 1000 * (i + 1),
-            "location": f"/data/run-1/frame-{i}.nxs", "dataset": ref(dataset, "Dataset"),
-            "datafileFormat": ref(df_format, "DatafileFormat"),
-        })
-        for i in range(n_files)
-    ])
+    instrument, inv_type = client.create_many(
+        [
+            Bean("Instrument", {"name": "ID01", "facility": ref(facility, "Facility")}),
+            Bean(
+                "InvestigationType", {"name": "experiment", "facility": ref(facility, "Facility")}
+            ),
+        ]
+    )
+    investigation = client.create(
+        Bean(
+            "Investigation",
+            {
+                "name": "MX-1234",
+                "visitId": "1",
+                "title": "Protein crystals",
+                "facility": ref(facility, "Facility"),
+                "type": ref(inv_type, "InvestigationType"),
+            },
+        )
+    )
+    ds_type, df_format = client.create_many(
+        [
+            Bean("DatasetType", {"name": "raw", "facility": ref(facility, "Facility")}),
+            Bean(
+                "DatafileFormat",
+                {
+                    "name": "NeXus",
+                    "version": "4.3",
+                    "facility": ref(facility, "Facility"),
+                },
+            ),
+        ]
+    )
+    dataset = client.create(
+        Bean(
+            "Dataset",
+            {
+                "name": "run-1",
+                "complete": False,
+                "investigation": ref(investigation, "Investigation"),
+                "type": ref(ds_type, "DatasetType"),
+            },
+        )
+    )
+    client.create_many(
+        [
+            Bean(
+                "Datafile",
+                {
+                    "name": f"frame-{i}.nxs",
+                    "fileSize": 1000 * (i + 1),
+                    "location": f"/data/run-1/frame-{i}.nxs",
+                    "dataset": ref(dataset, "Dataset"),
+                    "datafileFormat": ref(df_format, "DatafileFormat"),
+                },
+            )
+            for i in range(n_files)
+        ]
+    )
     return {
-        "Facility": facility, "Instrument": instrument, "InvestigationType": inv_type,
-        "Investigation": investigation, "DatasetType": ds_type, "Dataset": dataset,
+        "Facility": facility,
+        "Instrument": instrument,
+        "InvestigationType": inv_type,
+        "Investigation": investigation,
+        "DatasetType": ds_type,
+        "Dataset": dataset,
         "DatafileFormat": df_format,
     }
 
@@ -122,7 +160,8 @@ def test_public_api_is_complete() -> None:
     exported = set(igestbench.client.__all__)
     assert all(hasattr(igestbench.client, name) for name in exported)
     defined_here = {
-        name for name, value in vars(igestbench.client).items()
+        name
+        for name, value in vars(igestbench.client).items()
         if not name.startswith("_")
         and getattr(value, "__module__", "").startswith("igestbench.client")
     }
@@ -169,6 +208,11 @@ def test_session_and_metadata(
         assert client.version() == profile.api_version
         assert client.user_name() == "simple/root"
         assert client.entity_names() == sorted(profile.entity_names)
+        info = client.entity_info("Dataset")
+        assert info == entity_info(profile.entity("Dataset"))  # what the model says, via the wire
+        assert info.constraint == ("investigation", "name")
+        assert info.field("datafiles").rel is RelType.MANY
+        assert {f.name for f in client.entity_info("Parameter").fields} >= {"type", "stringValue"}
         client.refresh()
         client.logout()
         with pytest.raises(IcatSession):
@@ -189,9 +233,11 @@ def test_hierarchy_create_search_update_delete(
             Query("Datafile").where({"dataset.name": "= 'run-1'", "fileSize": "> 1500"})
         )
         assert sorted(df["name"] for df in by_query) == ["frame-1.nxs", "frame-2.nxs"]
-        (deepest,) = client.search(Query("Datafile").where(name="= 'frame-0.nxs'").include(
-            "dataset.investigation.facility"
-        ))
+        (deepest,) = client.search(
+            Query("Datafile")
+            .where(name="= 'frame-0.nxs'")
+            .include("dataset.investigation.facility")
+        )
         assert deepest["dataset"]["investigation"]["facility"]["name"] == "ESRF"
 
         investigation = client.get("Investigation INCLUDE 1", ids["Investigation"])
@@ -217,8 +263,10 @@ def test_nested_includes_are_decoded(client: Catalogue, query: str) -> None:
     found = client.search(query)
     assert found
     for item in found:
-        facility = item["facility"] if item.entity == "Investigation" else (
-            item["dataset"]["investigation"]["facility"]
+        facility = (
+            item["facility"]
+            if item.entity == "Investigation"
+            else (item["dataset"]["investigation"]["facility"])
         )
         assert facility["name"] == "ESRF"
         assert facility["createId"] == "simple/root"  # the element plain zeep stumbles over
@@ -248,10 +296,15 @@ def test_faults_are_translated(client: Catalogue) -> None:
         client.create_many(batch)
     assert info.value.offset == 3
     assert client.search("SELECT COUNT(df) FROM Datafile df") == [1]  # all or nothing
-    no_title = Bean("Investigation", {
-        "name": "X", "visitId": "1", "facility": ref(ids["Facility"], "Facility"),
-        "type": ref(ids["InvestigationType"], "InvestigationType"),
-    })
+    no_title = Bean(
+        "Investigation",
+        {
+            "name": "X",
+            "visitId": "1",
+            "facility": ref(ids["Facility"], "Facility"),
+            "type": ref(ids["InvestigationType"], "InvestigationType"),
+        },
+    )
     with pytest.raises(IcatValidation):
         client.create(no_title)
     with pytest.raises(IcatBadParameter):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from igestbench.icat.beans import Bean
+from igestbench.icat.entity_info import EntityInfo
 from igestbench.icat.query import Query
 
 
@@ -54,6 +55,8 @@ class Catalogue(Protocol):
     def version(self) -> str: ...
 
     def entity_names(self) -> list[str]: ...
+
+    def entity_info(self, name: str) -> EntityInfo: ...
 
     def search(self, query: str | Query) -> list[Any]: ...
 

@@ -39,6 +39,7 @@ from igestbench.client.transport import (
     transport_errors,
 )
 from igestbench.icat.beans import Bean
+from igestbench.icat.entity_info import EntityInfo
 from igestbench.icat.operations import operations_for
 from igestbench.icat.query import Query
 from igestbench.icat.schema import DEFAULT_PROFILE, Profile, get_profile
@@ -184,6 +185,10 @@ class LeanCatalogue:
     def entity_names(self) -> list[str]:
         names: list[str] = self._call("getEntityNames")
         return names
+
+    def entity_info(self, name: str) -> EntityInfo:
+        info: EntityInfo = self._call("getEntityInfo", beanName=escape(name))
+        return info
 
     # --- data ----------------------------------------------------------------------------
 

@@ -36,6 +36,7 @@ from igestbench.client.transport import (
     transport_errors,
 )
 from igestbench.icat.beans import Bean
+from igestbench.icat.entity_info import EntityFieldInfo, EntityInfo
 from igestbench.icat.query import Query
 from igestbench.icat.schema import BASE_FIELD_NAMES, Profile, RelType
 
@@ -180,6 +181,23 @@ class PythonIcatCatalogue:
 
     def entity_names(self) -> list[str]:
         return [str(name) for name in self._call("getEntityNames")]
+
+    def entity_info(self, name: str) -> EntityInfo:
+        info = self._call("getEntityInfo", name)
+        constraints = getattr(info, "constraints", None) or []
+        fields = tuple(
+            EntityFieldInfo(
+                name=str(f.name),
+                type=str(f.type),
+                rel=RelType(str(f.relType)),
+                not_null=bool(f.notNullable),
+                string_length=int(f.stringLength) if getattr(f, "stringLength", None) else None,
+                comment=str(getattr(f, "comment", None) or ""),
+            )
+            for f in getattr(info, "fields", None) or []
+        )
+        constraint = tuple(str(n) for n in constraints[0].fieldNames) if constraints else ()
+        return EntityInfo(str(getattr(info, "classComment", None) or ""), constraint, fields)
 
     # --- data ----------------------------------------------------------------------------
 

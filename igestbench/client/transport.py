@@ -43,6 +43,7 @@ from requests.adapters import HTTPAdapter
 from igestbench import __version__
 from igestbench.client.base import ClientConfig
 from igestbench.errors import Sv7Error, TransportError, UsageError
+from igestbench.icat.entity_info import decode_entity_info
 from igestbench.icat.faults import IcatError, error_from_fault
 from igestbench.icat.operations import Operation
 from igestbench.icat.schema import Profile, get_profile
@@ -340,6 +341,7 @@ _RETURN_DECODERS: dict[str | None, Callable[[Profile, etree._Element], Any]] = {
     "xs:double": lambda p, e: float(e.text or "0"),
     "xs:boolean": lambda p, e: (e.text or "").strip() in ("true", "1"),
     "xs:anyType": decode_value,
+    "tns:entityInfo": lambda p, e: decode_entity_info(e),
     "tns:entityBaseBean": decode_value,
 }
 

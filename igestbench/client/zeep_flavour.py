@@ -40,6 +40,7 @@ from igestbench.client.transport import (
     transport_errors,
 )
 from igestbench.icat.beans import Bean
+from igestbench.icat.entity_info import EntityInfo
 from igestbench.icat.operations import operation
 from igestbench.icat.query import Query
 from igestbench.icat.schema import DEFAULT_PROFILE, Profile, RelType, get_profile
@@ -179,6 +180,10 @@ class ZeepCatalogue:
     def entity_names(self) -> list[str]:
         names: list[str] = self._call("getEntityNames")
         return names
+
+    def entity_info(self, name: str) -> EntityInfo:
+        info: EntityInfo = self._call("getEntityInfo", name)
+        return info
 
     # --- data ----------------------------------------------------------------------------
 

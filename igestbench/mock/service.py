@@ -3,37 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from igestbench.icat.beans import Bean
+from igestbench.icat.entity_info import EntityInfo, entity_info
 from igestbench.icat.faults import (
     IcatBadParameter,
     IcatError,
     IcatInsufficientPrivileges,
     IcatInternal,
 )
-from igestbench.icat.schema import Entity, Profile, RelType
+from igestbench.icat.schema import Entity, Profile
 from igestbench.mock.auth import AuthenticatorInfo, Authenticators, Sessions
 from igestbench.mock.authz import Authorizer
 from igestbench.mock.reader import Reader, SearchResult
 from igestbench.mock.store import AccessCheck, Store
-
-
-@dataclass(frozen=True)
-class EntityFieldInfo:
-    name: str
-    type: str
-    rel: RelType
-    not_null: bool
-    string_length: int | None
-    comment: str
-
-
-@dataclass(frozen=True)
-class EntityInfo:
-    comment: str
-    constraint: tuple[str, ...]
-    fields: tuple[EntityFieldInfo, ...]
 
 
 class _Rollback(Exception):
@@ -91,18 +74,7 @@ class IcatService:
             entity = self.profile.entity(bean_name or "")
         except KeyError:
             raise IcatBadParameter(f"{bean_name} is not an ICAT entity") from None
-        fields = tuple(
-            EntityFieldInfo(
-                name=f.name,
-                type=f.type,
-                rel=f.rel,
-                not_null=f.not_null,
-                string_length=f.string_length if f.type == "String" else None,
-                comment=f.comment,
-            )
-            for f in entity.all_fields()
-        )
-        return EntityInfo(entity.comment, entity.constraint, fields)
+        return entity_info(entity)
 
     def get_authenticator_info(self) -> tuple[AuthenticatorInfo, ...]:
         return self.authenticators.info

@@ -1,0 +1,78 @@
+"""What ``getEntityInfo`` answers: an entity's comment, uniqueness constraint and fields.
+
+The local catalogue builds it from the model; clients decode it from the wire with
+:func:`decode_entity_info`, so the same value object travels both ways.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lxml import etree
+
+from igestbench.icat.schema import Entity, RelType
+
+
+@dataclass(frozen=True)
+class EntityFieldInfo:
+    name: str
+    #: Java simple type of an attribute, or the related entity's name.
+    type: str
+    rel: RelType
+    not_null: bool
+    string_length: int | None
+    comment: str
+
+
+@dataclass(frozen=True)
+class EntityInfo:
+    comment: str
+    constraint: tuple[str, ...]
+    fields: tuple[EntityFieldInfo, ...]
+
+    def field(self, name: str) -> EntityFieldInfo:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+
+def entity_info(entity: Entity) -> EntityInfo:
+    """The getEntityInfo answer for ``entity`` (every field, EntityBaseBean's included)."""
+    return EntityInfo(
+        comment=entity.comment,
+        constraint=entity.constraint,
+        fields=tuple(
+            EntityFieldInfo(
+                name=f.name,
+                type=f.type,
+                rel=f.rel,
+                not_null=f.not_null,
+                string_length=f.string_length if f.type == "String" else None,
+                comment=f.comment,
+            )
+            for f in entity.all_fields()
+        ),
+    )
+
+
+def decode_entity_info(element: etree._Element) -> EntityInfo:
+    """An ``entityInfo`` element (the ``return`` of getEntityInfo) as an EntityInfo."""
+    constraint: tuple[str, ...] = ()
+    first = element.find("constraints")
+    if first is not None:
+        constraint = tuple(n.text or "" for n in first.findall("fieldNames"))
+    fields = []
+    for f in element.findall("fields"):
+        length = f.findtext("stringLength")
+        fields.append(
+            EntityFieldInfo(
+                name=f.findtext("name") or "",
+                type=f.findtext("type") or "",
+                rel=RelType(f.findtext("relType") or "ATTRIBUTE"),
+                not_null=(f.findtext("notNullable") or "").strip() == "true",
+                string_length=int(length) if length else None,
+                comment=f.findtext("comment") or "",
+            )
+        )
+    return EntityInfo(element.findtext("classComment") or "", constraint, tuple(fields))
