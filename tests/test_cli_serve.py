@@ -46,9 +46,14 @@ def test_serve_prints_its_wsdl_and_accounts_and_stops_on_ctrl_c() -> None:
 
 def stop(proc: subprocess.Popen[str]) -> None:
     proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=10) == 0
-    assert proc.stdout is not None
-    proc.stdout.close()
+    try:
+        assert proc.wait(timeout=10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        assert proc.stdout is not None
+        proc.stdout.close()
 
 
 def test_serve_with_a_users_file_and_profile(tmp_path: Path) -> None:

@@ -281,7 +281,9 @@ class LocalCatalogue:
         for sig in (signal.SIGINT, signal.SIGTERM):
             self.loop.add_signal_handler(sig, self.loop.stop)
         if ready is not None:
-            ready()
+            # from inside the running loop: a Ctrl-C right after the banner must find the loop
+            # running (a stop() requested before run_forever() is lost with uvloop)
+            self.loop.call_soon(ready)
         try:
             self.loop.run_forever()
         finally:
