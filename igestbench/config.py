@@ -1,13 +1,22 @@
 """Typed configuration objects (frozen dataclasses) and the one place that reads ``os.environ``.
 
-Precedence everywhere: command line > ``SV7_*`` environment > configuration file > defaults.
-Secrets (passwords) live only in these objects in memory; their reprs hide them.
+``ServeConfig`` starts the local catalogue; ``RunConfig`` is everything one ``sv7 run`` needs.
+Precedence everywhere: command line > ``SV7_*`` environment > ``sv7.toml`` > defaults.
+Credentials come from the configuration file, the environment (``SV7_AUTH``, ``SV7_USER``,
+``SV7_PASSWORD``) or a prompt — never from the command line — and live only in memory: their
+``repr`` hides the password and :meth:`RunConfig.public` leaves them out of result files.
 """
 
 from __future__ import annotations
 
+import getpass
 import ipaddress
-from dataclasses import dataclass, field
+import os
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
 
 from igestbench.errors import UsageError
 from igestbench.icat.schema import PROFILE_NAMES
@@ -88,3 +97,210 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+# --- sv7 run ----------------------------------------------------------------------------
+
+PARTS = ("verify", "full-cycle", "single-query", "burst", "multi-query", "sweep")
+FLAVOUR_NAMES = ("zeep", "python-icat", "lean")
+
+
+@dataclass(frozen=True)
+class Credentials:
+    authenticator: str
+    username: str
+    password: str = field(repr=False)
+
+    def as_login(self) -> dict[str, str]:
+        return {"username": self.username, "password": self.password}
+
+    @property
+    def user_name(self) -> str:
+        return f"{self.authenticator}/{self.username}"
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The effective options of one run (frozen; built by :func:`load_run_config`)."""
+
+    target: str | None = None
+    site: str = "local"
+    flavours: tuple[str, ...] = ("zeep", "python-icat")
+    parts: tuple[str, ...] = PARTS
+    concurrency: tuple[int, ...] = (1, 2)
+    #: NeXus files each worker ingests in the full cycle.
+    cycles: int = 10
+    #: Datafiles of the burst and multi-result workloads (per worker).
+    files: int = 200
+    queries: int = 200
+    batch_size: int = 100
+    page_size: int = 100
+    payload_bytes: int = 0
+    #: Highest demanded rate of the load sweep (requests/s) and seconds per step.
+    max_rate: float = 200.0
+    duration: float = 3.0
+    slo_ms: float = 50.0
+    repeat: int = 1
+    warmup: float = 0.5
+    calls_per_connection: int = 0
+    mix: Mapping[str, int] = field(default_factory=lambda: {"search": 1})
+    fail_on: tuple[str, ...] = ()
+    out: Path = Path("reports")
+    gzip: bool = False
+    ca_file: Path | None = None
+    insecure: bool = False
+    timeout: float = 30.0
+    #: None: ask at the prompt (or the local catalogue's ingest account without a target).
+    credentials: Credentials | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        bad = [p for p in self.parts if p not in PARTS]
+        if bad:
+            raise UsageError(f"--parts: unknown {', '.join(bad)}; choose from {', '.join(PARTS)}")
+        bad = [f for f in self.flavours if f not in FLAVOUR_NAMES]
+        if bad:
+            raise UsageError(
+                f"--flavour: unknown {', '.join(bad)}; choose from {', '.join(FLAVOUR_NAMES)}"
+            )
+        if not self.concurrency or any(c < 1 or c > 256 for c in self.concurrency):
+            raise UsageError("--concurrency: levels are whole numbers from 1 to 256")
+        for name in ("cycles", "files", "queries", "batch_size", "page_size", "repeat"):
+            if getattr(self, name) < 1:
+                raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
+        if self.max_rate <= 0 or self.duration <= 0 or self.slo_ms <= 0 or self.timeout <= 0:
+            raise UsageError("--max-rate, --duration, --slo-ms and --timeout must be positive")
+        if self.insecure and self.ca_file is not None:
+            raise UsageError("--insecure and --ca-file contradict each other: choose one")
+        if not self.site.strip():
+            raise UsageError("--site must not be empty")
+
+    def public(self) -> dict[str, Any]:
+        """The options as a result file records them: no credentials, paths as text."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            if f.name == "credentials":
+                continue
+            value = getattr(self, f.name)
+            if isinstance(value, Path):
+                value = str(value)
+            elif isinstance(value, tuple):
+                value = list(value)
+            elif isinstance(value, Mapping):
+                value = dict(value)
+            out[f.name] = value
+        if self.credentials is not None:
+            out["user"] = self.credentials.user_name  # who ran it is fine; the password is not
+        return out
+
+
+# --- sources ------------------------------------------------------------------------------
+
+_LISTS = {"flavours", "parts", "concurrency", "fail_on"}
+
+
+def _convert(name: str, value: Any, source: str) -> Any:
+    """A value from a file or the environment, as the RunConfig field ``name`` wants it."""
+    try:
+        if name in _LISTS:
+            items = value.split(",") if isinstance(value, str) else list(value)
+            items = [str(i).strip() for i in items if str(i).strip()]
+            return tuple(int(i) for i in items) if name == "concurrency" else tuple(items)
+        if name == "mix":
+            return (
+                parse_mix(value)
+                if isinstance(value, str)
+                else {str(k): int(v) for k, v in value.items()}
+            )
+        default = getattr(RunConfig(), name)
+        if isinstance(default, bool):
+            if isinstance(value, bool):
+                return value
+            return str(value).strip().lower() in ("1", "true", "yes", "on")
+        if isinstance(default, int):
+            return int(value)
+        if isinstance(default, float):
+            return float(value)
+        if name in ("out", "ca_file"):
+            return Path(str(value)).expanduser()
+        return str(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"{source}: {name} = {value!r} is not a valid value") from None
+
+
+def parse_mix(text: str) -> dict[str, int]:
+    """``search=21,get=8,create=1`` → {"search": 21, "get": 8, "create": 1}."""
+    mix: dict[str, int] = {}
+    for part in text.split(","):
+        name, _, weight = part.partition("=")
+        try:
+            mix[name.strip()] = int(weight) if weight else 1
+        except ValueError:
+            raise UsageError(f"--mix: {part!r} is not NAME=WEIGHT") from None
+    if not mix or any(w < 0 for w in mix.values()) or not any(mix.values()):
+        raise UsageError("--mix needs at least one operation with a positive weight")
+    return mix
+
+
+def _from_file(path: Path | None) -> tuple[dict[str, Any], dict[str, str]]:
+    """The [run] options and [credentials] table of an sv7.toml (if there is one)."""
+    if path is None:
+        default = Path("sv7.toml")
+        if not default.is_file():
+            return {}, {}
+        path = default
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the configuration ({exc.strerror})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: not valid TOML ({exc})") from None
+    run = data.get("run", {})
+    known = {f.name for f in fields(RunConfig)} - {"credentials"}
+    unknown = sorted(set(run) - known)
+    if unknown:
+        raise UsageError(f"{path}: unknown option(s) in [run]: {', '.join(unknown)}")
+    options = {k.replace("-", "_"): _convert(k, v, str(path)) for k, v in run.items()}
+    credentials = {str(k): str(v) for k, v in data.get("credentials", {}).items()}
+    return options, credentials
+
+
+def _from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for f in fields(RunConfig):
+        key = "SV7_" + f.name.upper()
+        if f.name != "credentials" and key in environ:
+            options[f.name] = _convert(f.name, environ[key], f"environment {key}")
+    return options
+
+
+def load_run_config(
+    cli: Mapping[str, Any],
+    config_file: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    prompt: Callable[[str], str] | None = None,
+) -> RunConfig:
+    """Merge the sources; ask for a password only if a target needs one and none was given."""
+    env = os.environ if environ is None else environ
+    file_options, file_credentials = _from_file(config_file)
+    merged: dict[str, Any] = {**file_options, **_from_environment(env)}
+    merged.update({k: v for k, v in cli.items() if v is not None})
+    config = RunConfig(**merged)
+    auth = env.get("SV7_AUTH") or file_credentials.get("auth")
+    user = env.get("SV7_USER") or file_credentials.get("username")
+    password = env.get("SV7_PASSWORD") or file_credentials.get("password")
+    if config.target is None and not (user and password):
+        return config  # the local catalogue: its own ingest account is used
+    if not (auth and user):
+        raise UsageError(
+            "credentials needed for --target: set SV7_AUTH and SV7_USER (and SV7_PASSWORD), "
+            "or [credentials] auth/username/password in sv7.toml"
+        )
+    if not password:
+        ask = prompt or getpass.getpass
+        password = ask(f"password for {auth}/{user} at {config.target}: ")
+    return RunConfig(**{**asdict_shallow(config), "credentials": Credentials(auth, user, password)})
+
+
+def asdict_shallow(config: RunConfig) -> dict[str, Any]:
+    """Field values without deep copies (asdict would recurse into the credentials)."""
+    return {f.name: getattr(config, f.name) for f in fields(config)}

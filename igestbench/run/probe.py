@@ -1,0 +1,172 @@
+"""What a run records about where it ran and what it ran against, before measuring anything.
+
+* host facts: OS, Python, CPU model, cores, memory, tool version;
+* round-trip time to the target: ICMP echo where this machine permits it (root, or a kernel that
+  allows unprivileged ICMP sockets), else the time to open a TCP connection to the service port —
+  the result says which, since the two are not the same measure;
+* HTTP(S): whether the WSDL answers, and with what status;
+* TLS: protocol version, subject, issuer, expiry, self-signed or not, and whether it verified
+  with the trust the run uses.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import platform
+import socket
+import ssl
+import statistics
+import time
+from typing import Any
+
+import icmplib
+import psutil
+import requests
+from cryptography import x509
+
+from igestbench import __version__
+from igestbench.client.transport import Endpoint, endpoint_of
+from igestbench.config import RunConfig
+
+RTT_SAMPLES = 5
+
+
+def host_facts() -> dict[str, Any]:
+    return {
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "cpu_model": _cpu_model(),
+        "cores": psutil.cpu_count(logical=True),
+        "memory_bytes": psutil.virtual_memory().total,
+        "hostname": socket.gethostname(),
+        "tool_version": __version__,
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def round_trip(host: str, port: int, samples: int = RTT_SAMPLES) -> dict[str, Any]:
+    """RTT samples in ms, by ICMP if permitted, else by TCP connect; ``method`` says which."""
+    for privileged in (False, True):
+        if privileged and os.geteuid() != 0:
+            break
+        try:
+            reply = icmplib.ping(
+                host, count=samples, interval=0.05, timeout=1, privileged=privileged
+            )
+        except (icmplib.ICMPLibError, OSError):
+            continue
+        if reply.is_alive:
+            return _rtt("icmp", list(reply.rtts))
+        break  # ICMP allowed but unanswered (filtered): fall back to TCP
+    times = []
+    for _ in range(samples):
+        start = time.perf_counter()
+        try:
+            with socket.create_connection((host, port), timeout=5):
+                times.append((time.perf_counter() - start) * 1000)
+        except OSError:
+            continue
+    return _rtt("tcp", times)
+
+
+def _rtt(method: str, samples_ms: list[float]) -> dict[str, Any]:
+    return {
+        "method": method,
+        "samples_ms": [round(s, 3) for s in samples_ms],
+        "median_ms": round(statistics.median(samples_ms), 3) if samples_ms else None,
+    }
+
+
+def tls_facts(endpoint: Endpoint, config: RunConfig) -> dict[str, Any] | None:
+    """The server certificate and whether it verifies with the trust this run uses."""
+    if endpoint.scheme != "https":
+        return None
+    unverified = ssl.create_default_context()
+    unverified.check_hostname = False
+    unverified.verify_mode = ssl.CERT_NONE
+    facts: dict[str, Any] = {}
+    try:
+        with (
+            socket.create_connection((endpoint.host, endpoint.port), timeout=config.timeout) as s,
+            unverified.wrap_socket(s, server_hostname=endpoint.host) as tls,
+        ):
+            der = tls.getpeercert(binary_form=True)
+            facts["version"] = tls.version()
+    except OSError as exc:
+        return {"error": str(exc)}
+    if der:
+        cert = x509.load_der_x509_certificate(der)
+        facts.update(
+            {
+                "subject": cert.subject.rfc4514_string(),
+                "issuer": cert.issuer.rfc4514_string(),
+                "not_after": cert.not_valid_after_utc.isoformat(),
+                "expired": cert.not_valid_after_utc < dt.datetime.now(dt.UTC),
+                "self_signed": cert.issuer == cert.subject,
+            }
+        )
+    facts["verified"], facts["verify_error"] = _verifies(endpoint, config)
+    return facts
+
+
+def _verifies(endpoint: Endpoint, config: RunConfig) -> tuple[bool, str | None]:
+    if config.insecure:
+        return False, "not checked (--insecure)"
+    context = ssl.create_default_context(cafile=str(config.ca_file) if config.ca_file else None)
+    try:
+        with (
+            socket.create_connection((endpoint.host, endpoint.port), timeout=config.timeout) as s,
+            context.wrap_socket(s, server_hostname=endpoint.host),
+        ):
+            return True, None
+    except ssl.SSLCertVerificationError as exc:
+        return False, exc.verify_message or str(exc)
+    except (ssl.SSLError, OSError) as exc:
+        return False, str(exc)
+
+
+def http_facts(endpoint: Endpoint, config: RunConfig) -> dict[str, Any]:
+    verify: bool | str = (
+        False if config.insecure else (str(config.ca_file) if config.ca_file else True)
+    )
+    start = time.perf_counter()
+    try:
+        with requests.Session() as session:
+            session.trust_env = False  # the run's trust, not REQUESTS_CA_BUNDLE's
+            response = session.get(endpoint.wsdl_url, timeout=config.timeout, verify=verify)
+    except requests.RequestException as exc:
+        return {"status": None, "wsdl_ok": False, "error": type(exc).__name__}
+    return {
+        "status": response.status_code,
+        "wsdl_ok": response.status_code == 200 and b"ICATService" in response.content,
+        "wsdl_ms": round((time.perf_counter() - start) * 1000, 3),
+        "bytes": len(response.content),
+    }
+
+
+def probe(config: RunConfig, target_url: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(target section, probe section) of the result file."""
+    endpoint = endpoint_of(target_url)
+    target = {
+        "url": endpoint.service_url,
+        "host": endpoint.host,
+        "port": endpoint.port,
+        "scheme": endpoint.scheme,
+    }
+    facts = {
+        "rtt": round_trip(endpoint.host, endpoint.port),
+        "http": http_facts(endpoint, config),
+        "tls": tls_facts(endpoint, config),
+    }
+    return target, facts

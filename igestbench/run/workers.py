@@ -1,0 +1,256 @@
+"""Concurrency workers: N processes, each with its own client and session, started on a barrier.
+
+Processes, not threads, because the GIL would otherwise put one client's decoding into another's
+latency. Each worker connects and logs in, prepares what its workload needs (untimed), waits at
+the barrier with the others, runs the workload, and streams its timing records to the parent —
+the one owner that aggregates and writes — in chunks while it runs, then a final outcome.
+Everything a worker creates goes to its own journal file under the run's tag, so the parent can
+clean up after any worker, also one that died. Ctrl-C reaches the workers too: each stops, sends
+what it has, and leaves the cleanup to the parent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import multiprocessing.synchronize
+import queue
+import threading
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from igestbench.client import ClientConfig, connect
+from igestbench.config import Credentials
+from igestbench.errors import Sv7Error
+from igestbench.icat.query import Condition, Query
+from igestbench.icat.schema import get_profile
+from igestbench.measure.timing import Recorder, TimingRecord
+from igestbench.workloads import (
+    Journal,
+    RunTag,
+    WorkloadContext,
+    WorkloadResult,
+    run_burst,
+    run_full_cycle,
+    run_multi_query,
+    run_single_queries,
+)
+from igestbench.workloads.ingest import Ingestor
+
+WORKLOADS = ("full-cycle", "single-query", "burst", "multi-query")
+#: How long workers may take to connect, log in and prepare before the start is called off.
+START_TIMEOUT_S = 120.0
+STREAM_INTERVAL_S = 0.5
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """Everything one worker process needs (pickled to it; credentials stay in memory)."""
+
+    index: int
+    workload: str
+    flavour: str
+    client: ClientConfig
+    credentials: Credentials = field(repr=False)
+    tag: RunTag
+    journal_path: Path
+    profile: str
+    #: NeXus files: ingested by the full cycle, or used to prepare the other workloads.
+    files: tuple[Path, ...]
+    count: int
+    batch_size: int
+    page_size: int
+
+
+@dataclass(frozen=True)
+class WorkerOutcome:
+    index: int
+    checks: dict[str, Any]
+    problems: list[str]
+    #: One line when the worker could not do its job (login refused, interrupted …).
+    error: str | None
+    end_ns: int
+
+
+Message = tuple[str, int, Any]  # ("records", index, [TimingRecord]) | ("done", index, outcome)
+
+
+def _prepare_dataset(ctx: WorkloadContext, spec: WorkerSpec) -> tuple[int, list[Any]]:
+    """Ingest the spec's files untimed; (Dataset id, the Datafiles with their Dataset)."""
+    setup = Ingestor(ctx.catalogue, ctx.profile, ctx.journal, ctx.timer)
+    for path in spec.files:
+        setup.ingest(path)
+    ctx.recorder.drain()  # preparation is not measured
+    mine = Query("Datafile").where(
+        {"dataset.investigation.facility.name": Condition("=", ctx.tag.name)}
+    )
+    targets = ctx.catalogue.search(mine.include("dataset"))
+    return int(targets[0]["dataset"].id), targets
+
+
+def _run(ctx: WorkloadContext, spec: WorkerSpec, start: Callable[[], None]) -> WorkloadResult:
+    if spec.workload == "full-cycle":
+        start()
+        return run_full_cycle(ctx, spec.files)
+    dataset_id, targets = _prepare_dataset(ctx, spec)
+    if spec.workload == "single-query":
+        start()
+        return run_single_queries(ctx, targets, spec.count)
+    if spec.workload == "burst":
+        start()
+        return run_burst(ctx, dataset_id, spec.count, spec.batch_size)
+    if spec.workload == "multi-query":
+        run_burst(ctx, dataset_id, spec.count, spec.batch_size, modes=("createMany",))
+        ctx.recorder.drain()
+        expected = spec.count + sum(1 for t in targets if t["dataset"].id == dataset_id)
+        start()
+        return run_multi_query(ctx, dataset_id, expected, spec.page_size)
+    raise ValueError(f"unknown workload {spec.workload!r}")
+
+
+def worker_main(
+    spec: WorkerSpec, barrier: multiprocessing.synchronize.Barrier, out: multiprocessing.Queue[Any]
+) -> None:
+    """The body of one worker process."""
+    recorder = Recorder()
+    stop = threading.Event()
+
+    def stream() -> None:
+        while not stop.wait(STREAM_INTERVAL_S):
+            chunk = recorder.drain()
+            if chunk:
+                out.put(("records", spec.index, chunk))
+
+    streamer = threading.Thread(target=stream, daemon=True)
+    outcome_error: str | None = None
+    result: WorkloadResult | None = None
+    try:
+        catalogue = connect(spec.client, spec.flavour)
+        try:
+            catalogue.login(spec.credentials.authenticator, spec.credentials.as_login())
+            ctx = WorkloadContext(
+                catalogue,
+                get_profile(spec.profile),
+                spec.tag,
+                Journal(spec.journal_path),
+                recorder=recorder,
+            )
+
+            def start() -> None:
+                barrier.wait(timeout=START_TIMEOUT_S)
+                recorder.drain()  # preparation is not measured; from here on records stream
+                streamer.start()
+
+            result = _run(ctx, spec, start)
+        finally:
+            with contextlib.suppress(Sv7Error):
+                catalogue.logout()
+            catalogue.close()
+    except KeyboardInterrupt:
+        outcome_error = "interrupted"
+    except threading.BrokenBarrierError:
+        outcome_error = "the start was called off (another worker failed to prepare)"
+    except Sv7Error as exc:
+        outcome_error = str(exc)
+    except Exception as exc:  # a bug: report it, never hang the run
+        outcome_error = f"{type(exc).__name__}: {exc} ({traceback.format_exc(limit=3)})"
+    finally:
+        end_ns = time.perf_counter_ns()
+        stop.set()
+        if streamer.is_alive():
+            streamer.join()
+        if outcome_error is not None:
+            # do not leave the others waiting at the barrier for a worker that is gone
+            with contextlib.suppress(Exception):
+                barrier.abort()
+        chunk = recorder.drain() + (result.records if result else [])
+        if chunk:
+            out.put(("records", spec.index, chunk))
+        out.put(
+            (
+                "done",
+                spec.index,
+                WorkerOutcome(
+                    spec.index,
+                    result.checks if result else {},
+                    result.problems if result else [],
+                    outcome_error,
+                    end_ns,
+                ),
+            )
+        )
+
+
+@dataclass
+class WorkerRun:
+    """What the parent collected from one group of workers."""
+
+    records: list[TimingRecord]
+    outcomes: list[WorkerOutcome]
+    start_ns: int
+    end_ns: int
+    interrupted: bool = False
+
+    @property
+    def wall_s(self) -> float:
+        return max(0.0, (self.end_ns - self.start_ns) / 1e9)
+
+
+def run_workers(
+    specs: Sequence[WorkerSpec],
+    on_records: Callable[[list[TimingRecord]], None] | None = None,
+    deadline_s: float = 3600.0,
+) -> WorkerRun:
+    """Start one process per spec on a common barrier; collect records until all are done."""
+    mp = multiprocessing.get_context("spawn")  # the parent may hold threads (local catalogue)
+    barrier = mp.Barrier(len(specs) + 1)
+    out: multiprocessing.Queue[Any] = mp.Queue()
+    processes = [mp.Process(target=worker_main, args=(s, barrier, out), daemon=True) for s in specs]
+    for p in processes:
+        p.start()
+    run = WorkerRun([], [], time.perf_counter_ns(), 0)
+    try:
+        with contextlib.suppress(threading.BrokenBarrierError):
+            barrier.wait(timeout=START_TIMEOUT_S)  # broken: a worker failed; its outcome says why
+        run.start_ns = time.perf_counter_ns()
+        _collect(run, out, len(specs), on_records, time.monotonic() + deadline_s)
+    except KeyboardInterrupt:
+        run.interrupted = True
+        # the workers got the same Ctrl-C: give them a moment to send what they have
+        _collect(run, out, len(specs), on_records, time.monotonic() + 30)
+    finally:
+        for p in processes:
+            p.join(timeout=10)
+            if p.is_alive():
+                p.terminate()
+                p.join()
+        out.close()
+        out.join_thread()
+    run.end_ns = max((o.end_ns for o in run.outcomes), default=time.perf_counter_ns())
+    return run
+
+
+def _collect(
+    run: WorkerRun,
+    out: multiprocessing.Queue[Any],
+    expected: int,
+    on_records: Callable[[list[TimingRecord]], None] | None,
+    deadline: float,
+) -> None:
+    done = {o.index for o in run.outcomes}
+    while len(done) < expected and time.monotonic() < deadline:
+        try:
+            kind, index, payload = out.get(timeout=0.5)
+        except queue.Empty:
+            continue
+        if kind == "records":
+            run.records.extend(payload)
+            if on_records is not None:
+                on_records(payload)
+        elif index not in done:
+            run.outcomes.append(payload)
+            done.add(index)
