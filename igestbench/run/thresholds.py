@@ -1,0 +1,119 @@
+"""``--fail-on`` thresholds: conditions on a run's figures that decide its exit code.
+
+A threshold reads ``WORKLOAD[/OP].STAT<VALUE`` (also ``<=``, ``>``, ``>=``), for example
+``single-query.p99<50ms``, ``full-cycle.mean<2s``, ``burst/createMany.p50<400ms``,
+``single-query.errors<1%``, ``sweep.sustained>=100/s``. Without ``/OP`` it applies to the
+workload's own operation when there is one (``full-cycle``: the whole cycle), else to each of its
+operations (``single-query``: jpql, concise and get). It must hold in every benchmark of the run
+that has the operation (every flavour and concurrency level).
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from igestbench.errors import UsageError
+
+_PATTERN = re.compile(
+    r"^(?P<workload>[a-z-]+)(?:/(?P<op>[^.<>=]+))?\.(?P<stat>[a-z0-9]+)\s*"
+    r"(?P<cmp><=|>=|<|>)\s*(?P<value>[0-9.]+)\s*(?P<unit>ms|s|us|%|/s)?$"
+)
+_COMPARE: dict[str, Callable[[float, float], bool]] = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+_LATENCY = ("mean", "p50", "p90", "p99", "max")
+_TO_MS = {"ms": 1.0, "s": 1000.0, "us": 0.001, None: 1.0}
+
+
+@dataclass(frozen=True)
+class Threshold:
+    text: str
+    workload: str
+    op: str | None
+    stat: str
+    compare: str
+    value: float
+
+    def holds(self, observed: float) -> bool:
+        return _COMPARE[self.compare](observed, self.value)
+
+
+def parse_threshold(text: str) -> Threshold:
+    m = _PATTERN.match(text.strip())
+    if not m:
+        raise UsageError(
+            f"--fail-on {text!r}: expected WORKLOAD[/OP].STAT<VALUE, e.g. 'single-query.p99<50ms'"
+        )
+    stat, unit, value = m["stat"], m["unit"], float(m["value"])
+    if stat in _LATENCY:
+        if unit not in _TO_MS:
+            raise UsageError(f"--fail-on {text!r}: a latency takes ms, s or us")
+        value *= _TO_MS[unit]
+    elif stat == "errors":
+        if unit != "%":
+            raise UsageError(f"--fail-on {text!r}: errors are a percentage, e.g. errors<1%")
+    elif stat in ("throughput", "sustained"):
+        if unit not in ("/s", None):
+            raise UsageError(f"--fail-on {text!r}: {stat} is in requests per second (/s)")
+    else:
+        raise UsageError(
+            f"--fail-on {text!r}: unknown figure {stat!r}; use mean, p50, p90, p99, max, "
+            "errors, throughput or sustained"
+        )
+    return Threshold(text, m["workload"], m["op"], stat, m["cmp"], value)
+
+
+def _observed(threshold: Threshold, bench: Mapping[str, Any]) -> Iterable[tuple[str, float]]:
+    ops: Mapping[str, Mapping[str, Any]] = bench.get("ops", {})
+    if threshold.stat == "throughput":
+        yield bench["workload"], float(bench.get("throughput_per_s") or 0.0)
+        return
+    name = threshold.workload + (f"/{threshold.op}" if threshold.op else "")
+    chosen = [name] if name in ops else [k for k in ops if k.startswith(name + "/")]
+    for op in chosen:
+        stats = ops[op]
+        if threshold.stat == "errors":
+            count = stats.get("count") or 0
+            failed = count - (stats.get("ok") or 0)
+            yield op, 100.0 * failed / count if count else 0.0
+        elif stats.get(f"{threshold.stat}_ms") is not None:
+            yield op, float(stats[f"{threshold.stat}_ms"])
+
+
+def evaluate(
+    thresholds: Iterable[Threshold],
+    benchmarks: Iterable[Mapping[str, Any]],
+    sweeps: Iterable[Mapping[str, Any]] = (),
+) -> list[str]:
+    """One line per violated threshold (empty: all hold; a threshold with no data fails)."""
+    benchmarks, sweeps = list(benchmarks), list(sweeps)
+    failures = []
+    for t in thresholds:
+        seen = False
+        if t.workload == "sweep" and t.stat == "sustained":
+            for sweep in sweeps:
+                seen = True
+                rate = sweep.get("sustained_rate")
+                if rate is None or not t.holds(float(rate)):
+                    failures.append(f"{t.text}: sustained rate {rate} ({sweep.get('flavour')})")
+            if not seen:
+                failures.append(f"{t.text}: the run has no load sweep")
+            continue
+        for bench in benchmarks:
+            if bench.get("workload") != t.workload:
+                continue
+            for op, value in _observed(t, bench):
+                seen = True
+                if not t.holds(value):
+                    where = f"{bench.get('flavour')}, {bench.get('concurrency')} clients"
+                    failures.append(f"{t.text}: {op} was {value:.3g} ({where})")
+        if not seen:
+            failures.append(f"{t.text}: the run measured no {t.workload} figures to check")
+    return failures
