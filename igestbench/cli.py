@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -148,6 +149,197 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# --- sv7 run ------------------------------------------------------------------------------
+
+
+def parse_mix_option(value: str) -> object:
+    from igestbench.config import parse_mix
+
+    return parse_mix(value)
+
+
+#: (flag, RunConfig field, parse, help): each option of sv7 run, defined once.
+RUN_OPTIONS: tuple[tuple[str, str, Callable[[str], object], str], ...] = (
+    ("--target", "target", str, "catalogue URL or HOST[:PORT] (default: the built-in one)"),
+    ("--site", "site", str, "name of the site running the suite (default: local)"),
+    (
+        "--flavour",
+        "flavours",
+        lambda v: tuple(v.split(",")),
+        "client flavours, e.g. zeep,python-icat",
+    ),
+    (
+        "--parts",
+        "parts",
+        lambda v: tuple(v.split(",")),
+        "verify,full-cycle,single-query,burst,multi-query,sweep (default: all)",
+    ),
+    (
+        "--concurrency",
+        "concurrency",
+        lambda v: tuple(int(x) for x in v.split(",")),
+        "parallel clients per level, e.g. 1,2,4,8 (default 1,2)",
+    ),
+    ("--cycles", "cycles", int, "NeXus files each client ingests in the full cycle (default 10)"),
+    ("--files", "files", int, "Datafiles per client in burst and multi-query (default 200)"),
+    ("--queries", "queries", int, "single-result queries per client (default 200)"),
+    ("--batch-size", "batch_size", int, "createMany batch size (default 100)"),
+    ("--page-size", "page_size", int, "LIMIT page size of the paged query (default 100)"),
+    ("--payload-bytes", "payload_bytes", int, "data payload in each NeXus file (default 0)"),
+    (
+        "--max-rate",
+        "max_rate",
+        float,
+        "highest demanded rate of the load sweep, req/s (default 200)",
+    ),
+    ("--duration", "duration", float, "seconds per sweep step (default 3)"),
+    ("--slo-ms", "slo_ms", float, "latency objective of the sustained rate (default 50)"),
+    ("--repeat", "repeat", int, "repetitions of each sweep step (default 1)"),
+    ("--warmup", "warmup", float, "seconds of warm-up before each sweep step (default 0.5)"),
+    (
+        "--calls-per-connection",
+        "calls_per_connection",
+        int,
+        "0: one persistent connection per client; N: reconnect after every N calls",
+    ),
+    ("--mix", "mix", parse_mix_option, "operation mix of the sweep, e.g. search=21,get=8,create=1"),
+    (
+        "--fail-on",
+        "fail_on",
+        lambda v: tuple(t for t in v.split(";") if t.strip()),
+        "thresholds, ';'-separated, e.g. 'single-query.p99<50ms;sweep.sustained>=100/s'",
+    ),
+    ("--out", "out", Path, "directory of the result file (default reports/)"),
+    ("--ca-file", "ca_file", Path, "PEM file of the CA(s) to trust for the target"),
+    ("--timeout", "timeout", float, "seconds to wait for the target (default 30)"),
+)
+
+
+def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run the service checks and benchmarks against one catalogue, write a result file",
+        description="Credentials come from sv7.toml [credentials], the environment (SV7_AUTH, "
+        "SV7_USER, SV7_PASSWORD) or a prompt, never from the command line. Without --target "
+        "the built-in catalogue is started and used.",
+    )
+    p.add_argument("--config", type=Path, help="sv7.toml to read (default ./sv7.toml if present)")
+    for flag, dest, parse, text in RUN_OPTIONS:
+        p.add_argument(flag, dest=dest, type=_typed(flag, parse), help=text)
+    p.add_argument(
+        "--insecure",
+        dest="insecure",
+        action="store_const",
+        const=True,
+        help="do not verify the target's certificate (say so in the report)",
+    )
+    p.add_argument(
+        "--gzip",
+        dest="gzip",
+        action="store_const",
+        const=True,
+        help="write the result file gzip-compressed",
+    )
+    from igestbench.verify.options import OPTIONS
+
+    # the service checks' own options (accounts, reference queries …), defined once over there
+    checks = p.add_argument_group("service checks (part verify)")
+    own = {flag for flag, *_ in RUN_OPTIONS} | {"--insecure", "--flavour", "--debug"}
+    for option in OPTIONS:
+        if option.flags[0] not in own:
+            checks.add_argument(*option.flags, **dict(option.kwargs))
+
+
+def _typed(flag: str, parse: Callable[[str], object]) -> Callable[[str], object]:
+    def convert(value: str) -> object:
+        try:
+            return parse(value)
+        except (ValueError, UsageError) as exc:
+            raise argparse.ArgumentTypeError(f"{value!r}: {exc}") from None
+
+    convert.__name__ = flag.lstrip("-")
+    return convert
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from igestbench.config import load_run_config
+    from igestbench.run.progress import Progress
+    from igestbench.run.runner import Runner
+    from igestbench.verify.options import options_from
+
+    cli = {dest: getattr(args, dest) for _, dest, _, _ in RUN_OPTIONS}
+    cli["insecure"] = args.insecure
+    cli["gzip"] = args.gzip
+    # passwords of further accounts (SV7_PASSWORD_<ROLE>) are read where the command starts
+    cli["verify"] = options_from({**vars(args), "target": None}, os.environ)
+    config = load_run_config(cli, config_file=args.config)
+    outcome = Runner(config, Progress()).run()
+    for line in outcome.summary:
+        print(f"sv7 run: {line}", file=sys.stderr)
+    if outcome.path is not None:
+        print(f"result file: {outcome.path}")
+    return outcome.exit_code
+
+
+# --- sv7 cleanup --------------------------------------------------------------------------
+
+
+def _add_cleanup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "cleanup",
+        help="finish the cleanup of a run that was interrupted, from its journal file",
+        description="Deletes exactly the objects listed in the journal (newest first). "
+        "Credentials as for sv7 run.",
+    )
+    p.add_argument("--journal", type=Path, required=True, help="the run's journal (.jsonl)")
+    p.add_argument("--target", required=True, help="catalogue URL or HOST[:PORT]")
+    p.add_argument("--config", type=Path, help="sv7.toml to read")
+    p.add_argument("--ca-file", type=Path)
+    p.add_argument("--insecure", action="store_const", const=True)
+
+
+def cmd_cleanup(args: argparse.Namespace) -> int:
+    from igestbench.client import ClientConfig, connect
+    from igestbench.config import load_run_config
+    from igestbench.workloads import Journal, cleanup
+
+    config = load_run_config(
+        {"target": args.target, "ca_file": args.ca_file, "insecure": args.insecure},
+        config_file=args.config,
+    )
+    journal = Journal.load(args.journal)
+    assert config.credentials is not None and config.target is not None
+    catalogue = connect(
+        ClientConfig(config.target, ca_file=config.ca_file, insecure=config.insecure)
+    )
+    try:
+        catalogue.login(config.credentials.authenticator, config.credentials.as_login())
+        report = cleanup(catalogue, journal)
+        catalogue.logout()
+    finally:
+        catalogue.close()
+    print(f"sv7 cleanup: deleted {report.deleted} objects, {report.already_gone} were gone already")
+    return EXIT_OK
+
+
+def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from igestbench.verify import add_check_arguments
+
+    p = sub.add_parser(
+        "check",
+        help="probe one catalogue for monitoring: Nagios exit code and one status line",
+        description="Runs the connectivity, TLS, SOAP and session checks; exit 0 OK, "
+        "1 WARNING, 2 CRITICAL, 3 UNKNOWN; passwords from SV7_PASSWORD_<ROLE> or --credentials.",
+    )
+    add_check_arguments(p)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from igestbench.verify import cmd_check as check
+
+    return check(args)
+
+
 COMMANDS: dict[
     str,
     tuple[
@@ -156,6 +348,9 @@ COMMANDS: dict[
     ],
 ] = {
     "serve": (_add_serve, cmd_serve),
+    "run": (_add_run, cmd_run),
+    "cleanup": (_add_cleanup, cmd_cleanup),
+    "check": (_add_check, cmd_check),
 }
 
 

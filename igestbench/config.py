@@ -152,6 +152,8 @@ class RunConfig:
     timeout: float = 30.0
     #: None: ask at the prompt (or the local catalogue's ingest account without a target).
     credentials: Credentials | None = field(default=None, repr=False)
+    #: The service checks' own options (a igestbench.verify.VerifyOptions; accounts, queries).
+    verify: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         bad = [p for p in self.parts if p not in PARTS]
@@ -178,7 +180,7 @@ class RunConfig:
         """The options as a result file records them: no credentials, paths as text."""
         out: dict[str, Any] = {}
         for f in fields(self):
-            if f.name == "credentials":
+            if f.name in ("credentials", "verify"):
                 continue
             value = getattr(self, f.name)
             if isinstance(value, Path):
@@ -255,7 +257,7 @@ def _from_file(path: Path | None) -> tuple[dict[str, Any], dict[str, str]]:
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: not valid TOML ({exc})") from None
     run = data.get("run", {})
-    known = {f.name for f in fields(RunConfig)} - {"credentials"}
+    known = {f.name for f in fields(RunConfig)} - {"credentials", "verify"}
     unknown = sorted(set(run) - known)
     if unknown:
         raise UsageError(f"{path}: unknown option(s) in [run]: {', '.join(unknown)}")
@@ -268,7 +270,7 @@ def _from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
     options: dict[str, Any] = {}
     for f in fields(RunConfig):
         key = "SV7_" + f.name.upper()
-        if f.name != "credentials" and key in environ:
+        if f.name not in ("credentials", "verify") and key in environ:
             options[f.name] = _convert(f.name, environ[key], f"environment {key}")
     return options
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from igestbench.config import RunConfig, ServeConfig
+from igestbench.client import ClientConfig
+from igestbench.config import ServeConfig
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.run.probe import host_facts, probe
 
@@ -17,7 +18,7 @@ def test_host_facts() -> None:
 
 
 def test_plain_http_target(catalogue: LocalCatalogue) -> None:
-    target, facts = probe(RunConfig(), catalogue.service_url)
+    target, facts = probe(ClientConfig(catalogue.service_url))
     assert target["scheme"] == "http" and target["port"] == catalogue.port
     assert facts["rtt"]["method"] in ("icmp", "tcp") and facts["rtt"]["median_ms"] is not None
     assert facts["http"]["wsdl_ok"] and facts["tls"] is None
@@ -35,8 +36,8 @@ def test_plain_http_target(catalogue: LocalCatalogue) -> None:
 def test_tls_facts(mode: str, trusted: bool, self_signed: bool, expired: bool) -> None:
     with LocalCatalogue(ServeConfig(tls=mode)) as cat:
         assert cat.tls is not None
-        config = RunConfig(ca_file=Path(cat.tls.ca) if mode != "self-signed" else None)
-        _, facts = probe(config, cat.service_url)
+        ca = Path(cat.tls.ca) if mode != "self-signed" else None
+        _, facts = probe(ClientConfig(cat.service_url, ca_file=ca))
         tls = facts["tls"]
         assert tls["verified"] is trusted, tls
         assert tls["self_signed"] is self_signed and tls["expired"] is expired

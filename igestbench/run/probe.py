@@ -26,8 +26,8 @@ import requests
 from cryptography import x509
 
 from igestbench import __version__
+from igestbench.client import ClientConfig
 from igestbench.client.transport import Endpoint, endpoint_of
-from igestbench.config import RunConfig
 
 RTT_SAMPLES = 5
 
@@ -88,7 +88,7 @@ def _rtt(method: str, samples_ms: list[float]) -> dict[str, Any]:
     }
 
 
-def tls_facts(endpoint: Endpoint, config: RunConfig) -> dict[str, Any] | None:
+def tls_facts(endpoint: Endpoint, config: ClientConfig) -> dict[str, Any] | None:
     """The server certificate and whether it verifies with the trust this run uses."""
     if endpoint.scheme != "https":
         return None
@@ -98,7 +98,9 @@ def tls_facts(endpoint: Endpoint, config: RunConfig) -> dict[str, Any] | None:
     facts: dict[str, Any] = {}
     try:
         with (
-            socket.create_connection((endpoint.host, endpoint.port), timeout=config.timeout) as s,
+            socket.create_connection(
+                (endpoint.host, endpoint.port), timeout=config.read_timeout
+            ) as s,
             unverified.wrap_socket(s, server_hostname=endpoint.host) as tls,
         ):
             der = tls.getpeercert(binary_form=True)
@@ -120,13 +122,16 @@ def tls_facts(endpoint: Endpoint, config: RunConfig) -> dict[str, Any] | None:
     return facts
 
 
-def _verifies(endpoint: Endpoint, config: RunConfig) -> tuple[bool, str | None]:
+def _verifies(endpoint: Endpoint, config: ClientConfig) -> tuple[bool, str | None]:
     if config.insecure:
         return False, "not checked (--insecure)"
-    context = ssl.create_default_context(cafile=str(config.ca_file) if config.ca_file else None)
+    ca = str(config.ca_file) if config.ca_file else None
+    context = ssl.create_default_context(cafile=ca)
     try:
         with (
-            socket.create_connection((endpoint.host, endpoint.port), timeout=config.timeout) as s,
+            socket.create_connection(
+                (endpoint.host, endpoint.port), timeout=config.read_timeout
+            ) as s,
             context.wrap_socket(s, server_hostname=endpoint.host),
         ):
             return True, None
@@ -136,7 +141,7 @@ def _verifies(endpoint: Endpoint, config: RunConfig) -> tuple[bool, str | None]:
         return False, str(exc)
 
 
-def http_facts(endpoint: Endpoint, config: RunConfig) -> dict[str, Any]:
+def http_facts(endpoint: Endpoint, config: ClientConfig) -> dict[str, Any]:
     verify: bool | str = (
         False if config.insecure else (str(config.ca_file) if config.ca_file else True)
     )
@@ -144,7 +149,7 @@ def http_facts(endpoint: Endpoint, config: RunConfig) -> dict[str, Any]:
     try:
         with requests.Session() as session:
             session.trust_env = False  # the run's trust, not REQUESTS_CA_BUNDLE's
-            response = session.get(endpoint.wsdl_url, timeout=config.timeout, verify=verify)
+            response = session.get(endpoint.wsdl_url, timeout=config.read_timeout, verify=verify)
     except requests.RequestException as exc:
         return {"status": None, "wsdl_ok": False, "error": type(exc).__name__}
     return {
@@ -155,9 +160,9 @@ def http_facts(endpoint: Endpoint, config: RunConfig) -> dict[str, Any]:
     }
 
 
-def probe(config: RunConfig, target_url: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(target section, probe section) of the result file."""
-    endpoint = endpoint_of(target_url)
+def probe(config: ClientConfig) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(target section, probe section) of the result file, with the trust the run uses."""
+    endpoint = endpoint_of(config.url)
     target = {
         "url": endpoint.service_url,
         "host": endpoint.host,

@@ -14,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import multiprocessing.synchronize
+import os
 import queue
+import signal
 import threading
 import time
 import traceback
@@ -189,11 +191,16 @@ def worker_main(
 class WorkerRun:
     """What the parent collected from one group of workers."""
 
-    records: list[TimingRecord]
+    #: Timing records by worker index, in the order they arrived.
+    by_worker: dict[int, list[TimingRecord]]
     outcomes: list[WorkerOutcome]
     start_ns: int
     end_ns: int
     interrupted: bool = False
+
+    @property
+    def records(self) -> list[TimingRecord]:
+        return [r for index in sorted(self.by_worker) for r in self.by_worker[index]]
 
     @property
     def wall_s(self) -> float:
@@ -204,15 +211,21 @@ def run_workers(
     specs: Sequence[WorkerSpec],
     on_records: Callable[[list[TimingRecord]], None] | None = None,
     deadline_s: float = 3600.0,
+    on_start: Callable[[list[int]], None] | None = None,
 ) -> WorkerRun:
-    """Start one process per spec on a common barrier; collect records until all are done."""
+    """Start one process per spec on a common barrier; collect records until all are done.
+
+    ``on_start`` gets the workers' process ids (the sampler watches their CPU).
+    """
     mp = multiprocessing.get_context("spawn")  # the parent may hold threads (local catalogue)
     barrier = mp.Barrier(len(specs) + 1)
     out: multiprocessing.Queue[Any] = mp.Queue()
     processes = [mp.Process(target=worker_main, args=(s, barrier, out), daemon=True) for s in specs]
     for p in processes:
         p.start()
-    run = WorkerRun([], [], time.perf_counter_ns(), 0)
+    if on_start is not None:
+        on_start([p.pid for p in processes if p.pid is not None])
+    run = WorkerRun({}, [], time.perf_counter_ns(), 0)
     try:
         with contextlib.suppress(threading.BrokenBarrierError):
             barrier.wait(timeout=START_TIMEOUT_S)  # broken: a worker failed; its outcome says why
@@ -220,7 +233,12 @@ def run_workers(
         _collect(run, out, len(specs), on_records, time.monotonic() + deadline_s)
     except KeyboardInterrupt:
         run.interrupted = True
-        # the workers got the same Ctrl-C: give them a moment to send what they have
+        # A Ctrl-C on a terminal reaches the workers too, a SIGINT sent to this process alone
+        # does not: pass it on, then give them a moment to send what they have.
+        for p in processes:
+            if p.is_alive() and p.pid is not None:
+                with contextlib.suppress(OSError):
+                    os.kill(p.pid, signal.SIGINT)
         _collect(run, out, len(specs), on_records, time.monotonic() + 30)
     finally:
         for p in processes:
@@ -248,7 +266,7 @@ def _collect(
         except queue.Empty:
             continue
         if kind == "records":
-            run.records.extend(payload)
+            run.by_worker.setdefault(index, []).extend(payload)
             if on_records is not None:
                 on_records(payload)
         elif index not in done:

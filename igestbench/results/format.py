@@ -1,0 +1,203 @@
+"""The result file format as data: its name, its version history and the keys each version needs.
+
+The layout itself is documented in ``layout.md`` beside this module (the contract between the
+runner, the loader, ``sv7 merge`` and ``sv7 report``). This module holds what code must agree on:
+the writer validates what it is about to write against :data:`FIELDS` and the loader validates
+what it read against the same table, so the two can never disagree about what a valid file is.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from igestbench.errors import UsageError
+
+#: The ``format`` key of every result file; anything else is a foreign file.
+FORMAT_NAME = "igestbench-result"
+
+# Format version history (a version only goes up when a reader of the old version could
+# misread a new file; added keys do not need one, since readers ignore unknown keys):
+#
+# 1 - (igestbench 0.1.0) first version: run, target, environment, probe, checks, scores,
+#     benchmarks, sweeps, samples, outages, cleanup, notes (see layout.md)
+FORMAT_VERSION = 1
+
+#: The values of ``run.status``. A file stays "partial" from its first write until the run
+#: finishes, so a crash leaves a file that says it is incomplete.
+STATUSES = ("complete", "partial", "interrupted", "failed")
+
+#: A decoded JSON object, as the loader and writer pass it around.
+JSONObject = dict[str, Any]
+
+
+class ResultFileError(UsageError):
+    """A result file that cannot be read or written as one; the message names the file."""
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = Path(path)
+        self.reason = reason
+
+
+def utc_timestamp(moment: dt.datetime) -> str:
+    """``2026-11-21T22:30:00.123Z``: the one spelling of a time in a result file."""
+    if moment.tzinfo is None:
+        raise ValueError("a result file time must be timezone-aware (naive times are ambiguous)")
+    utc = moment.astimezone(dt.UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def parse_timestamp(text: str) -> dt.datetime:
+    """The aware UTC time of an ISO 8601 string; ValueError if it is not one or has no zone."""
+    moment = dt.datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        raise ValueError("has no time zone")
+    return moment.astimezone(dt.UTC)
+
+
+def _check_timestamp(value: Any) -> str | None:
+    try:
+        parse_timestamp(value)
+    except ValueError:
+        return "is not an ISO 8601 time with a zone (like 2026-11-21T22:30:00.123Z)"
+    return None
+
+
+def _check_status(value: Any) -> str | None:
+    return None if value in STATUSES else f"is {value!r}, not one of {', '.join(STATUSES)}"
+
+
+@dataclass(frozen=True)
+class Field:
+    """One key of the format: where it is, what it holds, whether a file must have it."""
+
+    #: Dotted path from the document root, e.g. ``run.started``.
+    path: str
+    kind: type
+    required: bool = False
+    #: JSON null is allowed (the layout's ``| null``).
+    nullable: bool = False
+    #: For lists: the type of every item.
+    items: type | None = None
+    #: A further check of the value; returns why it is wrong, or None.
+    check: Callable[[Any], str | None] | None = None
+
+
+# Format version 1 (layout.md). Parents come before their children: a child is checked only
+# when its parent is present and an object. Keys that layout.md marks required are the only
+# required ones; the others are checked when present, so that a file with a wrong type fails
+# here, naming the key, instead of deep inside the report.
+_V1 = (
+    Field("format", str, required=True),
+    Field("version", int, required=True),
+    Field("tool", dict, required=True),
+    Field("tool.name", str),
+    Field("tool.version", str),
+    Field("run", dict, required=True),
+    Field("run.id", str),
+    Field("run.tag", str),
+    Field("run.site", str, required=True),
+    Field("run.started", str, required=True, check=_check_timestamp),
+    Field("run.finished", str, nullable=True, check=_check_timestamp),
+    Field("run.status", str, check=_check_status),
+    Field("run.parts", list, items=str),
+    Field("run.flavours", list, items=str),
+    Field("run.concurrency", list, items=int),
+    Field("run.options", dict),
+    Field("target", dict, required=True),
+    Field("target.url", str, required=True),
+    Field("target.host", str),
+    Field("target.port", int),
+    Field("target.scheme", str),
+    Field("target.local", bool),
+    Field("target.api_version", str, nullable=True),
+    Field("environment", dict),
+    Field("probe", dict),
+    Field("checks", list, items=dict),
+    Field("scores", dict, nullable=True),
+    Field("benchmarks", list, items=dict),
+    Field("sweeps", list, items=dict),
+    Field("samples", list, items=dict),
+    Field("outages", list, items=dict),
+    Field("cleanup", dict, nullable=True),
+    Field("notes", list, items=str),
+)
+
+#: The keys of every supported version. A new version adds its own tuple here.
+FIELDS: Mapping[int, tuple[Field, ...]] = {1: _V1}
+
+#: The top-level sections of the current version, as the writer may set them.
+SECTIONS: Mapping[str, Field] = {f.path: f for f in FIELDS[FORMAT_VERSION] if "." not in f.path}
+
+# Metadata that must agree before two runs of one site x target are compared (history, trend),
+# as pyperf's _CHECKED_METADATA: with another catalogue version or another client machine, a
+# change in latency is a change of setup, not of service. Runs of different sites differ in
+# these by nature; the report shows them beside the figures instead.
+CHECKED_METADATA = (
+    "target.api_version",
+    "environment.hostname",
+    "environment.os",
+    "environment.python",
+    "environment.cpu_model",
+    "environment.cores",
+    "environment.memory_bytes",
+)
+
+_JSON_NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer",
+               float: "a number", bool: "true or false", type(None): "null"}
+
+
+def json_type_name(value: Any) -> str:
+    """How a JSON reader would name the type of ``value`` ("a string", "an object" …)."""
+    if isinstance(value, bool):  # bool before int: JSON keeps them apart, Python does not
+        return _JSON_NAMES[bool]
+    return _JSON_NAMES.get(type(value), type(value).__name__)
+
+
+def is_kind(value: Any, kind: type) -> bool:
+    """JSON's notion of a type: true is not an integer, and an integer is a fine number."""
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def _lookup(doc: JSONObject, path: str) -> tuple[bool, Any] | None:
+    """(present, value) of ``path``; None when a parent is absent or not an object."""
+    *parents, last = path.split(".")
+    node: Any = doc
+    for name in parents:
+        node = node.get(name) if isinstance(node, dict) else None
+    return (last in node, node.get(last)) if isinstance(node, dict) else None
+
+
+def problems(doc: JSONObject, version: int) -> Iterator[str]:
+    """What is wrong with ``doc`` as a file of ``version``, one line each, in field order."""
+    for field in FIELDS[version]:
+        if (found := _lookup(doc, field.path)) is not None:
+            yield from _field_problems(field, *found)
+
+
+def _field_problems(field: Field, present: bool, value: Any) -> Iterator[str]:
+    kind = _JSON_NAMES[field.kind]
+    if not present:
+        if field.required:
+            yield f"missing required key {field.path}"
+    elif value is None:
+        if not field.nullable:
+            yield f"{field.path} is null, expected {kind}"
+    elif not is_kind(value, field.kind):
+        yield f"{field.path} is {json_type_name(value)}, expected {kind}"
+    elif field.items is not None:
+        for i, item in enumerate(value):
+            if not is_kind(item, field.items):
+                items = _JSON_NAMES[field.items]
+                yield f"{field.path}[{i}] is {json_type_name(item)}, expected {items}"
+                return  # one bad item says enough; a list of thousands would flood the message
+    elif field.check is not None and (reason := field.check(value)) is not None:
+        yield f"{field.path} {reason}"

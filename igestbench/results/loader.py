@@ -1,0 +1,212 @@
+"""Reading result files of every supported version, with one clear line for every bad file.
+
+:func:`load_result` reads ``.json`` and ``.json.gz`` (recognised by content, not by name),
+dispatches on ``version``, validates the keys of that version (:data:`format.FIELDS`), upgrades
+the document step by step to the current version and returns a typed :class:`ResultFile`.
+Every failure is a :class:`ResultFileError` whose message names the file and says what is wrong
+with it, because ``sv7 merge`` reports and skips bad files from many partners in one go.
+
+A future version 2 adds ``FIELDS[2]`` in format.py and one ``_UPGRADES[1]`` function here that
+turns a version-1 document into a version-2 one; nothing else in the loader changes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import json
+import os
+import re
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+from urllib.parse import urlsplit
+
+from igestbench.results.format import (
+    CHECKED_METADATA,
+    FIELDS,
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    JSONObject,
+    ResultFileError,
+    json_type_name,
+    parse_timestamp,
+    problems,
+)
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_TRUNCATED = "truncated (the file ends early — an interrupted copy?)"
+# What the JSON decoder stops at when a file was cut inside a token: the start of a number
+# or of true/false/null.
+_PARTIAL_TOKEN = re.compile(r"[-+.eE0-9]+|t|tr|tru|f|fa|fal|fals|n|nu|nul")
+
+#: ``_UPGRADES[n]`` turns a valid version-n document into a version-(n+1) one.
+_UPGRADES: dict[int, Callable[[JSONObject], JSONObject]] = {}
+
+
+class Identity(NamedTuple):
+    """The cell of the success matrix a run belongs to: client site x target catalogue."""
+
+    site: str
+    target: str
+
+
+@dataclass(frozen=True)
+class ResultFile:
+    """A validated result file, upgraded to the current format version.
+
+    ``raw`` is the whole document (current version), for the sections not exposed here; the
+    sections are tuples of the file's own objects, to be read, not changed.
+    """
+
+    path: Path
+    #: The version the file was written in (``raw`` has been upgraded from it).
+    version: int
+    tool_version: str | None
+    site: str
+    run_id: str | None
+    started: dt.datetime
+    finished: dt.datetime | None
+    status: str | None
+    target_url: str
+    target_host: str
+    api_version: str | None
+    checks: tuple[JSONObject, ...]
+    benchmarks: tuple[JSONObject, ...]
+    sweeps: tuple[JSONObject, ...]
+    samples: tuple[JSONObject, ...]
+    raw: JSONObject = field(repr=False, compare=False)
+
+    @property
+    def identity(self) -> Identity:
+        return Identity(self.site, self.target_url)
+
+    def metadata(self, path: str) -> Any:
+        """The value at a dotted path of the document (``environment.cores``), or None."""
+        node: Any = self.raw
+        for name in path.split("."):
+            node = node.get(name) if isinstance(node, dict) else None
+        return node
+
+    def metadata_differences(self, other: ResultFile) -> dict[str, tuple[Any, Any]]:
+        """The :data:`CHECKED_METADATA` on which two runs differ: path → (this, other)."""
+        pairs = {path: (self.metadata(path), other.metadata(path)) for path in CHECKED_METADATA}
+        return {path: pair for path, pair in pairs.items() if pair[0] != pair[1]}
+
+
+def load_result(path: str | os.PathLike[str]) -> ResultFile:
+    """The result file at ``path``; :class:`ResultFileError` naming it if it is not a good one."""
+    path = Path(path)
+    doc = _parse(path, _read(path))
+    version = _version(path, doc)
+    found = list(problems(doc, version))
+    if found:
+        more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise ResultFileError(path, found[0] + more)
+    for step in range(version, FORMAT_VERSION):
+        doc = _UPGRADES[step](doc)
+    return _view(path, version, doc)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ResultFileError(path, "not found") from None
+    except OSError as exc:
+        raise ResultFileError(path, f"cannot read ({exc.strerror or exc})") from None
+    if not data.startswith(_GZIP_MAGIC):
+        return data
+    try:
+        return gzip.decompress(data)
+    except EOFError:
+        raise ResultFileError(path, f"gzip data {_TRUNCATED}") from None
+    except (gzip.BadGzipFile, zlib.error) as exc:
+        raise ResultFileError(path, f"damaged gzip data ({exc})") from None
+
+
+def _parse(path: Path, data: bytes) -> JSONObject:
+    if not data.strip():
+        raise ResultFileError(path, "empty file")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ResultFileError(path, "not JSON: not even UTF-8 text (a binary file?)") from None
+    start = text.lstrip()[:200].lower()
+    if start.startswith("<"):
+        if start.startswith(("<!doctype html", "<html")) or "<html" in start:
+            raise ResultFileError(
+                path, "not JSON but an HTML page (an error or login page saved as the file?)")
+        raise ResultFileError(path, "not JSON but XML or other markup")
+    if start[0] not in '{["-0123456789tfn':
+        raise ResultFileError(path, f"not JSON (it starts with {text.lstrip()[:20]!r})")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if _cut_short(text, exc):
+            raise ResultFileError(path, _TRUNCATED) from None
+        reason = f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        raise ResultFileError(path, reason) from None
+    except RecursionError:
+        raise ResultFileError(path, "not valid JSON: nested too deeply") from None
+    if not isinstance(doc, dict):
+        raise ResultFileError(
+            path, f"foreign JSON file: {json_type_name(doc)} at the top, not a result object")
+    if "format" not in doc:
+        raise ResultFileError(path, f'foreign JSON file: no "format": "{FORMAT_NAME}" key')
+    if doc["format"] != FORMAT_NAME:
+        shown = repr(doc["format"])[:60]
+        raise ResultFileError(path, f'foreign JSON file: format is {shown}, not "{FORMAT_NAME}"')
+    return doc
+
+
+def _cut_short(text: str, exc: json.JSONDecodeError) -> bool:
+    """Whether the decoder failed because the text ended, rather than on a wrong character."""
+    rest = text[exc.pos:].rstrip()
+    if not rest or exc.msg.startswith("Unterminated string"):
+        return True
+    if exc.msg.startswith("Invalid \\uXXXX escape"):
+        return len(rest) <= len("u1234")  # the file ends inside the escape
+    return _PARTIAL_TOKEN.fullmatch(rest) is not None
+
+
+def _version(path: Path, doc: JSONObject) -> int:
+    if "version" not in doc:
+        raise ResultFileError(path, "missing required key version")
+    version = doc["version"]
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise ResultFileError(path, f"version is {json_type_name(version)}, expected an integer")
+    if version > FORMAT_VERSION:
+        raise ResultFileError(path, f"written by a newer igestbench (version {version}); "
+                                    f"this one reads up to {FORMAT_VERSION}")
+    if version not in FIELDS:
+        raise ResultFileError(path, f"unknown format version {version}; this igestbench reads "
+                                    f"versions {min(FIELDS)} to {FORMAT_VERSION}")
+    return version
+
+
+def _view(path: Path, version: int, doc: JSONObject) -> ResultFile:
+    """The typed view of a valid current-version document (problems() has checked the types)."""
+    run, target = doc["run"], doc["target"]
+    finished = run.get("finished")
+    url: str = target["url"]
+    return ResultFile(
+        path=path,
+        version=version,
+        tool_version=doc["tool"].get("version"),
+        site=run["site"],
+        run_id=run.get("id"),
+        started=parse_timestamp(run["started"]),
+        finished=parse_timestamp(finished) if finished is not None else None,
+        status=run.get("status"),
+        target_url=url,
+        target_host=target.get("host") or urlsplit(url).hostname or url,
+        api_version=target.get("api_version"),
+        checks=tuple(doc.get("checks", ())),
+        benchmarks=tuple(doc.get("benchmarks", ())),
+        sweeps=tuple(doc.get("sweeps", ())),
+        samples=tuple(doc.get("samples", ())),
+        raw=doc,
+    )

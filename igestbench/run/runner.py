@@ -1,0 +1,290 @@
+"""``sv7 run``: one site against one catalogue, every part, one result file.
+
+The runner is the composition root of a run and the one owner of its result file: it probes the
+target, runs the service checks, runs each workload with each client flavour at each
+concurrency level in worker processes (the sampler watching), runs the load sweep, cleans up
+everything the run created — also after Ctrl-C — and finishes the file. Without a target it
+starts the local catalogue on a free loopback port and runs against that.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from igestbench.client import ClientConfig, TransportFailure, connect
+from igestbench.config import Credentials, RunConfig, ServeConfig
+from igestbench.errors import Sv7Error
+from igestbench.icat.faults import IcatError
+from igestbench.icat.query import Condition, Query
+from igestbench.icat.schema import get_profile
+from igestbench.measure.sampler import Sampler
+from igestbench.measure.timing import Recorder, Timer
+from igestbench.mock.catalogue import LocalCatalogue
+from igestbench.nexus import generate_run
+from igestbench.results import ResultWriter
+from igestbench.run.benchmarks import UNIT_OPS, benchmark_entry
+from igestbench.run.probe import host_facts, probe
+from igestbench.run.progress import Progress
+from igestbench.run.thresholds import evaluate, parse_threshold
+from igestbench.run.workers import WORKLOADS, WorkerSpec, run_workers
+from igestbench.workloads import Journal, RunTag, cleanup
+from igestbench.workloads.ingest import Ingestor
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_THRESHOLDS = 3
+EXIT_UNREACHABLE = 4
+EXIT_INTERRUPTED = 130
+
+LOCAL_ACCOUNT = Credentials("simple", "ingest", "ingest")
+#: The built-in catalogue's example data (not under the run tag: the run did not measure it).
+EXAMPLE_FACILITY = "EXAMPLE"
+#: NeXus files a worker ingests to prepare the workloads other than the full cycle.
+PREPARATION_FILES = {"single-query": 3, "burst": 1, "multi-query": 1}
+
+
+@dataclass
+class Target:
+    url: str
+    credentials: Credentials = field(repr=False)
+    client: ClientConfig
+    local: bool
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    exit_code: int
+    path: Path | None
+    summary: list[str]
+
+
+@contextlib.contextmanager
+def _target(config: RunConfig) -> Iterator[Target]:
+    """The catalogue to run against; the local one (started here) when there is no target."""
+    if config.target is not None:
+        assert config.credentials is not None  # load_run_config insists
+        client = ClientConfig(
+            config.target,
+            connect_timeout=min(config.timeout, 10.0),
+            read_timeout=config.timeout,
+            ca_file=config.ca_file,
+            insecure=config.insecure,
+        )
+        yield Target(config.target, config.credentials, client, local=False)
+        return
+    # over HTTPS with a throwaway CA, so that the TLS checks have something to check
+    with LocalCatalogue(ServeConfig(tls="ca")) as local:
+        assert local.tls is not None
+        credentials = config.credentials or LOCAL_ACCOUNT
+        client = ClientConfig(local.service_url, ca_file=local.tls.ca)
+        yield Target(local.service_url, credentials, client, local=True)
+
+
+class Runner:
+    def __init__(self, config: RunConfig, progress: Progress | None = None) -> None:
+        self.config = config
+        self.progress = progress or Progress()
+        self.tag = RunTag.new(config.site)
+        self.journals: list[Path] = []
+        self.summary: list[str] = []
+        self.benchmarks: list[dict[str, Any]] = []
+        self.sweeps: list[dict[str, Any]] = []
+        #: (deleted, already gone) by the cleanups after each group of workers
+        self.cleaned = [0, 0]
+
+    def run(self) -> RunOutcome:
+        config = self.config
+        thresholds = [parse_threshold(t) for t in config.fail_on]
+        with _target(config) as target, tempfile.TemporaryDirectory(prefix="sv7-run-") as tmp:
+            self.work = Path(tmp)
+            target_section, probe_section = probe(target.client)
+            target_section["local"] = target.local
+            writer = ResultWriter(
+                config.out,
+                run={
+                    "id": self.tag.run_id,
+                    "tag": self.tag.name,
+                    "site": config.site,
+                    "parts": list(config.parts),
+                    "flavours": list(config.flavours),
+                    "concurrency": list(config.concurrency),
+                    "options": config.public(),
+                },
+                target=target_section,
+                environment=host_facts(),
+                secrets=[target.credentials.password],
+                compress=config.gzip,
+            )
+            writer.set_section("probe", probe_section)
+            self.progress.note(f"result file: {writer.path}")
+            status, code = "complete", EXIT_OK
+            sampler = Sampler(interval_s=1.0).start()
+            try:
+                api_version = self._reach(target)
+                if target.local:
+                    self._seed_local(target)
+                target_section["api_version"] = api_version
+                writer.set_section("target", target_section)
+                self._parts(target, writer, sampler)
+            except TransportFailure as exc:
+                writer.append("notes", f"target unreachable: {exc}")
+                self.summary.append(f"the target cannot be reached: {exc}")
+                status, code = "failed", EXIT_UNREACHABLE
+            except KeyboardInterrupt:
+                writer.append("notes", "interrupted (Ctrl-C); cleaned up what was created")
+                status, code = "interrupted", EXIT_INTERRUPTED
+            finally:
+                sampler.stop()
+                for series in sampler.series():
+                    writer.append("samples", series.to_dict())
+                if code != EXIT_UNREACHABLE:
+                    writer.set_section("cleanup", self._cleanup(target))
+                path = writer.finish(status)
+            if code == EXIT_OK and thresholds:
+                failures = evaluate(thresholds, self.benchmarks, self.sweeps)
+                for failure in failures:
+                    self.summary.append(f"threshold failed: {failure}")
+                if failures:
+                    code = EXIT_THRESHOLDS
+        return RunOutcome(code, path, self.summary)
+
+    # --- parts ---------------------------------------------------------------------------
+
+    def _reach(self, target: Target) -> str:
+        """Connect and log in once before anything else: the API version, or a clear failure."""
+        catalogue = connect(target.client, "zeep")
+        try:
+            catalogue.login(target.credentials.authenticator, target.credentials.as_login())
+            catalogue.logout()
+            return catalogue.version()
+        finally:
+            catalogue.close()
+
+    def _seed_local(self, target: Target) -> None:
+        """Give the built-in catalogue some data, as a real one has, for the read checks."""
+        catalogue = connect(target.client, "zeep")
+        try:
+            catalogue.login(target.credentials.authenticator, target.credentials.as_login())
+            files = generate_run(self.work / "example", EXAMPLE_FACILITY, 6)
+            ingestor = Ingestor(catalogue, get_profile("6.2"), Journal(), Timer(Recorder()))
+            for path in files:
+                ingestor.ingest(path)
+            catalogue.logout()
+        finally:
+            catalogue.close()
+
+    def _parts(self, target: Target, writer: ResultWriter, sampler: Sampler) -> None:
+        config = self.config
+        if "verify" in config.parts:
+            from igestbench.run import parts
+
+            parts.verify(config, target, writer, self.progress)
+        for flavour in config.flavours:
+            for workload in (w for w in WORKLOADS if w in config.parts):
+                for level in config.concurrency:
+                    entry = self._workload(target, workload, flavour, level, sampler)
+                    self.benchmarks.append(entry)
+                    writer.append("benchmarks", entry)
+                    writer.flush()
+        if "sweep" in config.parts:
+            from igestbench.run import parts
+
+            sweep_tag = RunTag(config.site, f"{self.tag.run_id}-sweep")
+            journal = self.work / f"{sweep_tag.name}.jsonl"
+            self.journals.append(journal)  # before it starts: Ctrl-C may come at any moment
+            self.sweeps.extend(
+                parts.sweep(config, target, writer, self.progress, sweep_tag, journal, sampler)
+            )
+
+    def _workload(
+        self, target: Target, workload: str, flavour: str, level: int, sampler: Sampler
+    ) -> dict[str, Any]:
+        config = self.config
+        phase = f"{workload}/{flavour}/{level}"
+        specs = []
+        for index in range(level):
+            tag = RunTag(config.site, f"{self.tag.run_id}-{workload}-{flavour}-c{level}-w{index}")
+            count = config.cycles if workload == "full-cycle" else PREPARATION_FILES[workload]
+            files = generate_run(
+                self.work / tag.name, tag.name, count, payload_bytes=config.payload_bytes
+            )  # not timed
+            journal = self.work / f"{tag.name}.jsonl"
+            self.journals.append(journal)
+            specs.append(
+                WorkerSpec(
+                    index=index,
+                    workload=workload,
+                    flavour=flavour,
+                    client=target.client,
+                    credentials=target.credentials,
+                    tag=tag,
+                    journal_path=journal,
+                    profile="6.2",
+                    files=tuple(files),
+                    count=config.queries if workload == "single-query" else config.files,
+                    batch_size=config.batch_size,
+                    page_size=config.page_size,
+                )
+            )
+        unit = UNIT_OPS[workload][0] if workload == "full-cycle" else workload
+        self.progress.start(phase)
+
+        def watch(pids: list[int]) -> None:
+            for pid in pids:
+                sampler.add_process(pid)
+
+        with sampler.phase(phase) as series:
+            run = run_workers(
+                specs, on_records=lambda chunk: self.progress.records(chunk, unit), on_start=watch
+            )
+        entry = benchmark_entry(workload, flavour, level, run, series.client_bound)
+        if run.interrupted:
+            raise KeyboardInterrupt
+        self._cleanup_journals(target, specs)
+        bad = len(entry["problems"]) + sum(o["count"] - o["ok"] for o in entry["ops"].values())
+        self.progress.finish(f"{entry['throughput_per_s']}/s, {bad} errors or problems")
+        return entry
+
+    # --- cleanup -------------------------------------------------------------------------
+
+    def _cleanup_journals(self, target: Target, specs: list[WorkerSpec]) -> None:
+        """Remove what one group of workers created, right after it (polite on production)."""
+        catalogue = connect(target.client, "zeep")
+        try:
+            catalogue.login(target.credentials.authenticator, target.credentials.as_login())
+            for spec in specs:
+                if spec.journal_path.exists():
+                    report = cleanup(catalogue, Journal.load(spec.journal_path))
+                    self.cleaned[0] += report.deleted
+                    self.cleaned[1] += report.already_gone
+                    spec.journal_path.unlink()
+                    self.journals.remove(spec.journal_path)
+        finally:
+            catalogue.close()
+
+    def _cleanup(self, target: Target) -> dict[str, Any]:
+        """Remove whatever is still journaled and count what is left under the run tag."""
+        try:
+            catalogue = connect(target.client, "zeep")
+        except Sv7Error as exc:
+            return {"deleted": 0, "already_gone": 0, "left": None, "error": str(exc)}
+        try:
+            catalogue.login(target.credentials.authenticator, target.credentials.as_login())
+            deleted, gone = self.cleaned
+            for path in list(self.journals):
+                if path.exists():
+                    report = cleanup(catalogue, Journal.load(path))
+                    deleted += report.deleted
+                    gone += report.already_gone
+            query = Query("Facility").where({"name": Condition("LIKE", self.tag.name + "%")})
+            (left,) = catalogue.search(query.count())
+            return {"deleted": deleted, "already_gone": gone, "left": int(left)}
+        except (IcatError, TransportFailure) as exc:
+            return {"deleted": 0, "already_gone": 0, "left": None, "error": str(exc)}
+        finally:
+            catalogue.close()

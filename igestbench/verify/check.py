@@ -1,0 +1,107 @@
+"""``sv7 check``: a monitoring probe with the Nagios plugin convention.
+
+It runs the connectivity, TLS, SOAP and session checks and prints ONE line with perfdata::
+
+    ICAT OK - 6.2.0, login ok | rtt=1.2ms;;; wsdl=15ms;;; login=30ms;;;
+
+Exit status: 0 OK, 1 WARNING (only checks marked ``severity="warning"`` failed, e.g. a
+self-signed certificate the probe was told to trust), 2 CRITICAL (any other check failed),
+3 UNKNOWN (the probe itself could not run: bad options, no target, a crash).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from igestbench.errors import Sv7Error
+from igestbench.verify.options import Account, VerifyOptions, add_arguments, options_from
+from igestbench.verify.runner import VerificationResult, run_verification
+
+OK, WARNING, CRITICAL, UNKNOWN = 0, 1, 2, 3
+STATUS_NAMES = {OK: "OK", WARNING: "WARNING", CRITICAL: "CRITICAL", UNKNOWN: "UNKNOWN"}
+CHECK_PARTS = ("connectivity", "tls", "soap", "session")
+#: perfdata label → the fact (milliseconds) the checks record for it.
+PERFDATA = (("rtt", "rtt_ms"), ("wsdl", "wsdl_ms"), ("login", "login_ms"))
+
+
+def perfdata(facts: Mapping[str, Any]) -> str:
+    return " ".join(
+        f"{label}={float(facts[key]):.1f}ms;;;" for label, key in PERFDATA if key in facts
+    )
+
+
+def _line(code: int, text: str, facts: Mapping[str, Any]) -> str:
+    data = perfdata(facts)
+    return f"ICAT {STATUS_NAMES[code]} - {text}" + (f" | {data}" if data else "")
+
+
+def evaluate(result: VerificationResult) -> tuple[int, str]:
+    """Exit code and status line for the checks of one probe."""
+    ran = [c for c in result.checks if c.outcome != "skipped"]
+    if not ran:
+        return UNKNOWN, _line(UNKNOWN, "no check could run", result.facts)
+    failed = result.failed
+    if failed:
+        worst = next((c for c in failed if c.severity != "warning"), failed[0])
+        code = CRITICAL if worst.severity != "warning" else WARNING
+        more = f" (+{len(failed) - 1} more failed)" if len(failed) > 1 else ""
+        return code, _line(code, f"{worst.cause}: {worst.explanation}{more}", result.facts)
+    logins = [c for c in ran if c.part == "session"]
+    session = "login ok" if logins else "no login configured"
+    version = result.api_version or "version unknown"
+    return OK, _line(OK, f"{version}, {session}", result.facts)
+
+
+def run_check(
+    target: str,
+    timeout: float,
+    ca_file: Path | None,
+    insecure: bool,
+    credentials: Sequence[Account],
+) -> tuple[int, str]:
+    """Probe ``target``; (exit code, status line). Never raises: a failing probe is UNKNOWN."""
+    options = VerifyOptions(
+        target=target,
+        timeout=timeout,
+        ca_file=ca_file,
+        insecure=insecure,
+        accounts=tuple(credentials),
+        parts=CHECK_PARTS,
+    )
+    return probe(options)
+
+
+def probe(options: VerifyOptions) -> tuple[int, str]:
+    if not options.target:
+        return UNKNOWN, _line(UNKNOWN, "no --target given", {})
+    try:
+        result = run_verification(options, quiet=True)
+    except Sv7Error as exc:
+        return UNKNOWN, _line(UNKNOWN, str(exc), {})
+    except Exception as exc:  # a monitoring probe must answer UNKNOWN, never a traceback
+        return UNKNOWN, _line(UNKNOWN, f"probe failed: {type(exc).__name__}: {exc}", {})
+    return evaluate(result)
+
+
+def add_check_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``sv7 check`` (the same definitions as ``sv7 run`` and sv_tests use)."""
+    add_arguments(parser, for_check=True)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """``sv7 check``: print one status line, return the Nagios exit code."""
+    try:
+        # the SV7_PASSWORD_<ROLE> variables are read here, where the command starts
+        options = options_from(vars(args), os.environ)
+    except Sv7Error as exc:
+        # not sv7's usage exit status 2: that would read as CRITICAL to a monitoring system
+        code, line = UNKNOWN, _line(UNKNOWN, str(exc), {})
+    else:
+        code, line = probe(dataclasses.replace(options, parts=CHECK_PARTS, debug=False))
+    print(line, flush=True)
+    return code

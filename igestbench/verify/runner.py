@@ -1,0 +1,93 @@
+"""Run the service checks in-process and return their records and the deployment scores.
+
+``sv7 run`` (its ``verify`` part) and ``sv7 check`` call :func:`run_verification`; it runs
+pytest on ``sv_tests/`` with a :class:`~igestbench.verify.plugin.Recorder` that already holds the
+parsed options, so passwords never pass through pytest's argument list. The project's own pytest
+settings (``addopts``) are cleared: they belong to the project's tests, not to the checks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from igestbench.errors import UsageError
+from igestbench.verify.options import VerifyOptions
+from igestbench.verify.plugin import CheckRecord, Recorder
+from igestbench.verify.scoring import Scores
+
+#: Where the checks live: beside the package in a source checkout.
+SV_TESTS_DIR = Path(__file__).resolve().parents[2] / "sv_tests"
+
+
+@dataclass(frozen=True)
+class VerificationResult:
+    """The checks of one target, its scores, and what the checks measured on the way."""
+
+    checks: tuple[CheckRecord, ...]
+    scores: Scores | None
+    api_version: str | None
+    #: Facts the checks recorded (timings in ms, counts, authenticators …).
+    facts: Mapping[str, Any] = field(default_factory=dict)
+    #: pytest's exit status (0 all passed, 1 some failed, …).
+    exit_status: int = 0
+
+    @property
+    def failed(self) -> tuple[CheckRecord, ...]:
+        return tuple(c for c in self.checks if c.outcome in ("failed", "error"))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result file's ``checks`` and ``scores`` (see igestbench/results/layout.md)."""
+        return {
+            "checks": [c.to_dict() for c in self.checks],
+            "scores": self.scores.to_dict() if self.scores is not None else None,
+        }
+
+
+def pytest_arguments(options: VerifyOptions, quiet: bool, sv_tests: Path) -> list[str]:
+    """pytest's arguments; the options themselves reach the plugin through the Recorder."""
+    args = [str(sv_tests), "-o", "addopts=", "-p", "no:cacheprovider", "--strict-markers"]
+    args += ["-q"] if not quiet else ["-qq", "--no-header", "--no-summary"]
+    # failures print as one-line diagnoses unless debugging; this shapes only what is left
+    args += ["--tb=long" if options.debug else "--tb=short"]
+    return args
+
+
+def run_verification(
+    options: VerifyOptions, quiet: bool = False, sv_tests: Path = SV_TESTS_DIR
+) -> VerificationResult:
+    """Run the checks of ``options.parts`` (all when empty) against ``options.target``.
+
+    ``quiet``: nothing is printed (``sv7 check``); otherwise pytest's progress, the diagnoses
+    and the scores go to standard output.
+    """
+    if not sv_tests.is_dir():
+        raise UsageError(f"the service checks are not at {sv_tests}: run from a source checkout")
+    recorder = Recorder(options)
+    args = pytest_arguments(options, quiet, sv_tests)
+    sink = io.StringIO()
+    with contextlib.ExitStack() as stack:
+        if quiet:
+            stack.enter_context(contextlib.redirect_stdout(sink))
+            stack.enter_context(contextlib.redirect_stderr(sink))
+        status = pytest.main(args, plugins=[recorder])
+    if status in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
+        # pytest printed why (to the sink when quiet): pass its last words on
+        said = [line for line in sink.getvalue().splitlines() if line.strip()][-1:]
+        raise UsageError(
+            f"the service checks could not run (pytest exit status {int(status)})"
+            + (f": {said[0].strip()}" if said else "")
+        )
+    return VerificationResult(
+        checks=tuple(recorder.records()),
+        scores=recorder.scores(),
+        api_version=recorder.api_version,
+        facts=dict(recorder.facts),
+        exit_status=int(status),
+    )

@@ -1,0 +1,122 @@
+"""Deployment scores per target, as the SV reports gave them, each with its evidence.
+
+Four aspects, each a level with a score (higher is better) and the facts that decided it:
+
+=============== ========================================================= =====
+aspect          levels (score)                                             from
+=============== ========================================================= =====
+deployment      https-443 (3) > http-80 (2) > other-port (1)               URL
+certificate     global-ca (3) > local-ca (2) > self-signed (1) > none (0)  TLS checks
+authentication  institutional (2) > local (1)                              authenticators
+content         representative (2) > partial (1) > empty (0)               counts
+=============== ========================================================= =====
+
+A level the checks could not establish (no read account, TLS unreachable …) is ``unknown`` with
+score None, so that a report can tell "bad" from "not measured". The facts come from the checks
+(see ``fact`` in sv_tests/conftest.py) under the keys named below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from igestbench.client.transport import endpoint_of
+
+#: Authenticators that keep their own list of users: a catalogue offering only these has not
+#: joined an institutional or federated identity (every other mnemonic — ldap, uows, oidc,
+#: shibboleth, a site's own — is one).
+LOCAL_AUTHENTICATORS = frozenset({"simple", "db", "anon", "anonymous"})
+CONTENT_ENTITIES = ("Investigation", "Dataset", "Datafile")
+
+# fact keys the checks record
+SYSTEM_TRUSTED = "tls.system_trusted"
+SELF_SIGNED = "tls.self_signed"
+ISSUER = "tls.issuer"
+AUTHENTICATORS = "authenticators"
+#: prefix: ``logins.<role>`` = the authenticator a login succeeded with
+LOGINS = "logins"
+
+
+def content_key(entity: str) -> str:
+    return f"content.{entity}"
+
+
+@dataclass(frozen=True)
+class Score:
+    level: str
+    score: int | None
+    max: int
+    evidence: str
+
+
+@dataclass(frozen=True)
+class Scores:
+    deployment: Score
+    certificate: Score
+    authentication: Score
+    content: Score
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        return {name: asdict(score) for name, score in vars(self).items()}
+
+
+def score_deployment(target: str) -> Score:
+    endpoint = endpoint_of(target)
+    where = f"{endpoint.scheme} on port {endpoint.port}"
+    if endpoint.scheme == "https" and endpoint.port == 443:
+        return Score("https-443", 3, 3, where)
+    if endpoint.scheme == "http" and endpoint.port == 80:
+        return Score("http-80", 2, 3, where + " (no TLS)")
+    return Score("other-port", 1, 3, where + ": a port firewalls often block")
+
+
+def score_certificate(target: str, facts: Mapping[str, Any]) -> Score:
+    if endpoint_of(target).scheme != "https":
+        return Score("none", 0, 3, "plain HTTP: no certificate")
+    issuer = facts.get(ISSUER)
+    if SYSTEM_TRUSTED not in facts and SELF_SIGNED not in facts:
+        return Score("unknown", None, 3, "the TLS checks did not reach the certificate")
+    if facts.get(SYSTEM_TRUSTED):
+        return Score("global-ca", 3, 3, f"verified by the system trust store; issuer {issuer}")
+    if facts.get(SELF_SIGNED):
+        return Score("self-signed", 1, 3, f"the certificate is its own issuer ({issuer})")
+    return Score("local-ca", 2, 3, f"issuer {issuer} is not in the system trust store")
+
+
+def score_authentication(facts: Mapping[str, Any]) -> Score:
+    offered: Sequence[str] = facts.get(AUTHENTICATORS) or ()
+    source = "getAuthenticatorInfo lists"
+    if not offered:
+        # before 4.9 a server cannot list its plugins: the ones that accepted a login tell
+        offered = [v for k, v in facts.items() if k.startswith(LOGINS + ".")]
+        source = "logins succeeded with"
+    if not offered:
+        return Score("unknown", None, 2, "no authenticator list and no successful login")
+    names = ", ".join(sorted(set(offered)))
+    if set(offered) - LOCAL_AUTHENTICATORS:
+        return Score("institutional", 2, 2, f"{source} {names}")
+    return Score("local", 1, 2, f"{source} only local ones: {names}")
+
+
+def score_content(facts: Mapping[str, Any]) -> Score:
+    counts = {e: facts.get(content_key(e)) for e in CONTENT_ENTITIES}
+    if any(n is None for n in counts.values()):
+        return Score("unknown", None, 2, "no read account, or the counts failed")
+    evidence = ", ".join(f"{n} {e}" for e, n in counts.items()) + " readable"
+    if counts["Investigation"] and counts["Datafile"]:
+        return Score("representative", 2, 2, evidence)
+    if any(counts.values()):
+        return Score("partial", 1, 2, evidence)
+    return Score("empty", 0, 2, evidence)
+
+
+def score_target(target: str, facts: Mapping[str, Any]) -> Scores:
+    """All four scores of one target from the facts its checks recorded."""
+    return Scores(
+        deployment=score_deployment(target),
+        certificate=score_certificate(target, facts),
+        authentication=score_authentication(facts),
+        content=score_content(facts),
+    )

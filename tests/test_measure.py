@@ -1,0 +1,399 @@
+"""Latency statistics, psutil sampling and the open-loop load generator (issue 4's engine)."""
+
+from __future__ import annotations
+
+import errno
+import math
+import random
+import socket
+import statistics
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from igestbench.client import Catalogue, ClientConfig, TransportCause, TransportFailure, connect
+from igestbench.config import FaultKnobs, ServeConfig
+from igestbench.icat.faults import IcatSession
+from igestbench.measure.sampler import Sampler
+from igestbench.measure.schedule import OpenLoop, classify_failure, weighted_cycle
+from igestbench.measure.stats import (
+    RAW_LIMIT,
+    LatencyStats,
+    OpStats,
+    mean_ci95,
+    merge_ops,
+    summarize,
+    t_quantile_975,
+    throughput_per_s,
+)
+from igestbench.measure.sweep import (
+    StepResult,
+    SweepConfig,
+    combine,
+    run_sweep,
+    step_failure,
+    sustained_rate,
+    sweep_rates,
+)
+from igestbench.measure.timing import TimingRecord
+from igestbench.mock.catalogue import LocalCatalogue
+from igestbench.workloads.base import WrongResult
+
+MS = 1_000_000
+ROOT = {"username": "root", "password": "root"}
+
+
+# --- statistics ----------------------------------------------------------------------------
+
+
+def test_percentiles_of_known_data_are_exact_while_raw() -> None:
+    stats = LatencyStats.of(i * MS for i in range(1, 1001))  # 1 .. 1000 ms
+    assert stats.summary() == {
+        "mean": 500.5,
+        "ci95": pytest.approx([482.58, 518.42], abs=0.01),
+        "p50": 500.0,
+        "p90": 900.0,
+        "p99": 990.0,
+        "p999": 999.0,
+    }
+    assert (stats.min_ms, stats.max_ms) == (1.0, 1000.0)
+
+
+def test_percentiles_from_the_histogram_stay_within_its_precision() -> None:
+    rng = random.Random(4)
+    values = [int(rng.lognormvariate(0, 1) * MS) for _ in range(3 * RAW_LIMIT)]
+    stats = LatencyStats.of(values)
+    ordered = sorted(values)
+    for p, got in zip((50.0, 90.0, 99.0, 99.9), stats.percentiles_ms(), strict=True):
+        exact = ordered[int(p * len(values) / 100 + 0.5) - 1] / MS
+        assert got == pytest.approx(exact, rel=2e-3)
+    assert stats.mean_ms == pytest.approx(statistics.fmean(values) / MS, rel=1e-12)
+
+
+def test_merge_adds_calls_instead_of_averaging_averages() -> None:
+    fast, slow = LatencyStats.of([1 * MS] * 10), LatencyStats.of([100 * MS] * 90)
+    fast.merge(slow)
+    pooled = LatencyStats.of([1 * MS] * 10 + [100 * MS] * 90)
+    assert fast.count == 100 and fast.mean_ms == 90.1  # the average of averages would be 50.5
+    assert fast.summary() == pooled.summary()
+    assert fast.stdev_ms == pytest.approx(statistics.stdev([1] * 10 + [100] * 90))
+
+
+def test_merge_beyond_the_raw_limit_keeps_the_histogram() -> None:
+    parts = [LatencyStats.of(range(MS, MS + RAW_LIMIT * 1000, 1000)) for _ in range(2)]
+    total = LatencyStats.merged(parts)
+    assert total.count == 2 * RAW_LIMIT
+    assert total.percentile_ms(50.0) == pytest.approx(6.0, rel=1e-3)
+
+
+def test_encode_decode_round_trip() -> None:
+    stats = LatencyStats.of(random.Random(1).randrange(50_000, 5 * MS) for _ in range(5000))
+    copy = LatencyStats.decode(stats.encode())
+    assert copy.count == stats.count and not copy.exact
+    assert copy.percentiles_ms() == pytest.approx(stats.percentiles_ms(), rel=1e-3)
+    assert copy.mean_ms == pytest.approx(stats.mean_ms, rel=1e-3)
+    assert copy.max_ms == pytest.approx(stats.max_ms, rel=1e-3)
+
+
+def test_confidence_interval_on_known_data() -> None:
+    stats = LatencyStats.of(i * MS for i in range(1, 11))  # 1..10 ms: s = 3.02765, t9 = 2.2622
+    low, high = stats.ci95_ms
+    assert (low, high) == pytest.approx((5.5 - 2.16585, 5.5 + 2.16585), abs=1e-4)
+    assert mean_ci95([float(i) for i in range(1, 11)]) == pytest.approx((5.5, low, high))
+    assert math.isnan(LatencyStats.of([MS]).ci95_ms[0])
+
+
+def test_t_quantile_table_and_expansion_agree() -> None:
+    assert t_quantile_975(1) == 12.7062
+    assert t_quantile_975(31) == pytest.approx(2.0395, abs=1e-4)
+    assert t_quantile_975(30) == pytest.approx(2.0423, abs=1e-4)
+    assert t_quantile_975(1000) == pytest.approx(1.96234, abs=1e-4)
+    with pytest.raises(ValueError):
+        t_quantile_975(0)
+
+
+def test_summarize_counts_errors_by_class_and_keeps_cold_calls_apart() -> None:
+    records = [TimingRecord("search", i, (i + 1) * MS, True, None) for i in range(5)]
+    records.append(TimingRecord("search", 10, 50 * MS, False, "IcatSession"))
+    records.append(TimingRecord("get", 0, 2 * MS, True, None))
+    ops = summarize(records, cold=1)
+    search = ops["search"]
+    assert (search.count, search.ok, search.errors) == (5, 4, {"IcatSession": 1})
+    assert search.cold_ms == [1.0] and search.latency.mean_ms == 3.5  # errors not in latency
+    entry = search.to_dict()
+    assert set(entry) == {"count", "ok", "errors", "mean_ms", "p50_ms", "p90_ms", "p99_ms",
+                          "max_ms", "histogram", "cold_ms"}  # fmt: skip
+    assert LatencyStats.decode(entry["histogram"]).count == 4
+    both = merge_ops([ops, ops])
+    assert (both["search"].count, both["search"].errors) == (10, {"IcatSession": 2})
+    assert throughput_per_s(records) == pytest.approx(6 / 0.050000010, rel=1e-6)
+
+
+# --- sampling ------------------------------------------------------------------------------
+
+
+def test_sampler_series_per_phase_and_stop() -> None:
+    with Sampler(interval_s=0.05) as sampler:
+        with sampler.phase("a"):
+            time.sleep(0.32)
+        with sampler.phase("b"):
+            time.sleep(0.12)
+    series = {s.phase: s for s in sampler.series()}
+    assert {"a", "b"} <= set(series)
+    assert 5 <= len(series["a"].t_s) <= 9 and 2 <= len(series["b"].t_s) <= 5
+    entry = series["a"].to_dict()
+    lengths = {k: len(v) for k, v in entry.items() if isinstance(v, list)}
+    assert len(series["a"].dt_s) == len(series["a"].t_s)
+    assert len(set(lengths.values())) == 1, lengths
+    assert all(
+        len(cores) == len(entry["per_core_percent"][0]) for cores in entry["per_core_percent"]
+    )
+    assert entry["t_s"] == sorted(entry["t_s"])
+    assert not any(t.name == "sv7-sampler" for t in threading.enumerate())
+    count = sum(len(s.t_s) for s in sampler.series())
+    time.sleep(0.12)
+    sampler.stop()  # idempotent, and no sample after the end
+    assert sum(len(s.t_s) for s in sampler.series()) == count
+
+
+def test_a_busy_client_thread_flags_its_phase_client_bound() -> None:
+    done = threading.Event()
+
+    def spin() -> None:
+        while not done.is_set():
+            pass
+
+    with Sampler(interval_s=0.1) as sampler:
+        with sampler.phase("idle"):
+            time.sleep(0.3)
+        with sampler.phase("busy") as busy:
+            spinner = threading.Thread(target=spin)
+            spinner.start()
+            time.sleep(0.6)
+            done.set()
+            spinner.join()
+    assert busy.client_bound and busy.to_dict()["client_bound"]
+    idle = next(s for s in sampler.series() if s.phase == "idle")
+    assert statistics.fmean(idle.busiest_process_percent) < 50
+
+
+# --- open-loop load ------------------------------------------------------------------------
+
+
+def lean(url: str, login: bool = True) -> Callable[[], Catalogue]:
+    def make() -> Catalogue:
+        client = connect(ClientConfig(url, connect_timeout=2, read_timeout=5), "lean")
+        if login:
+            client.login("simple", ROOT)
+        return client
+
+    return make
+
+
+def search_facilities(client: Catalogue) -> object:
+    return client.search("SELECT f FROM Facility f")
+
+
+@pytest.fixture()
+def stalling() -> Iterator[LocalCatalogue]:
+    with LocalCatalogue(ServeConfig(knobs=FaultKnobs(stall_every=150, stall_seconds=0.25))) as c:
+        yield c
+
+
+def test_corrected_p99_reflects_a_stall_that_the_uncorrected_hides(
+    stalling: LocalCatalogue,
+) -> None:
+    # One worker is one connection, as in wrk2's demonstration: while a call stalls, the slots
+    # behind it wait, and only latency measured from the schedule sees them wait.
+    with OpenLoop(lean(stalling.service_url), {"search": search_facilities}, workers=1) as load:
+        step = load.run(250, 1.6, warmup_s=0.1)
+    corrected, uncorrected = step.corrected, step.uncorrected
+    assert step.errors == {} and step.sent == 400
+    assert corrected.percentile_ms(99.0) > 150
+    assert uncorrected.percentile_ms(99.0) < 50
+    assert uncorrected.max_ms > 240  # the stalled call itself is there, but is under 1 %
+    assert step.missed_slots > 20  # the calls queued behind the stalls were sent late
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_closed_port_is_counted_as_refused() -> None:
+    url = f"http://127.0.0.1:{closed_port()}/ICATService/ICAT"
+    with OpenLoop(lean(url), {"search": search_facilities}, workers=2) as load:
+        step = load.run(50, 0.2)
+    assert step.errors == {"refused": step.sent} and step.sent == 10
+    assert step.response_rate == 0 and step.missed_slots == 0
+
+
+def test_injected_faults_are_counted_by_icat_type() -> None:
+    knobs = FaultKnobs(error_rate=1.0)
+    with (
+        LocalCatalogue(ServeConfig(knobs=knobs)) as cat,
+        OpenLoop(lean(cat.service_url), {"search": search_facilities}) as load,
+    ):
+        step = load.run(50, 0.2)
+    assert step.errors == {"INTERNAL": 10} and step.corrected.count == 0
+    assert step.response_rate == pytest.approx(50, rel=0.2)  # a fault is an answer
+
+
+def test_missed_slots_are_counted_when_the_target_is_slower_than_the_schedule() -> None:
+    slow = ServeConfig(knobs=FaultKnobs(latency_ms=100))
+    ops = {"names": lambda c: c.entity_names()}
+    with (
+        LocalCatalogue(slow) as cat,
+        OpenLoop(lean(cat.service_url, login=False), ops, workers=1, drain_s=1.0) as load,
+    ):
+        started = time.monotonic()
+        step = load.run(100, 0.5)
+        elapsed = time.monotonic() - started
+    assert step.sent + step.unsent == 50 and step.sent <= 6
+    assert step.missed_slots >= 45 and step.late >= step.sent - 1
+    assert elapsed < 0.5 + 1.0 + 0.3  # bounded: schedule + drain (+ one call in flight)
+
+
+def test_a_call_hanging_past_the_drain_time_is_a_timeout_and_bounded() -> None:
+    knobs = FaultKnobs(stall_every=2, stall_seconds=3.0)  # the 2nd request: the call
+    with LocalCatalogue(ServeConfig(knobs=knobs)) as cat:
+        version = connect(ClientConfig(cat.service_url), "lean")  # made before it stalls all
+        with OpenLoop(lambda: version, {"search": lambda c: c.user_name()}, workers=1,
+                      drain_s=0.2) as load:  # fmt: skip
+            started = time.monotonic()
+            step = load.run(20, 0.1)
+            assert time.monotonic() - started < 0.6
+    assert step.errors == {"timeout": 1} and step.sent == 1 and step.unsent == 1
+
+
+def test_connection_per_call_with_a_new_client_and_with_reopen(
+    catalogue: LocalCatalogue,
+) -> None:
+    made: list[Catalogue] = []
+    closed: list[int] = []
+
+    def factory() -> Catalogue:
+        client = lean(catalogue.service_url)()
+        close = client.close
+        client.close = lambda: (closed.append(1), close())[1]  # type: ignore[method-assign]
+        made.append(client)
+        return client
+
+    ops = {"search": search_facilities}
+    with OpenLoop(factory, ops, workers=2, calls_per_connection=1) as load:
+        per_call = load.run(40, 0.5)
+        assert load.connection_mode == "per-call"
+    assert per_call.errors == {} and len(made) == per_call.sent == 20
+    made.clear()
+    closed.clear()
+    with OpenLoop(factory, ops, workers=1, calls_per_connection=1, reconnect="reopen") as load:
+        reopened = load.run(40, 0.5)
+    # one client (one login), its connection closed after each call and reopened by the next
+    assert reopened.errors == {} and len(made) == 1 and len(closed) == reopened.sent + 1
+
+
+def test_a_mix_issues_each_op_by_its_weight_and_reports_success_per_op(
+    catalogue: LocalCatalogue,
+) -> None:
+    assert sorted(weighted_cycle({"search": 21, "get": 8, "create": 1})).count("get") == 8
+    assert weighted_cycle({"a": 2, "b": 1}) == ["a", "b", "a"]
+
+    def wrong(client: Catalogue) -> object:
+        raise WrongResult("not the expected Datafile")
+
+    ops = {"search": search_facilities, "wrong": wrong}
+    with OpenLoop(lean(catalogue.service_url), ops, {"search": 3, "wrong": 1}) as load:
+        step = load.run(100, 0.4)
+    assert (step.ops["search"].count, step.ops["wrong"].count) == (30, 10)
+    assert step.ops["search"].success_rate == 1.0 and step.ops["wrong"].success_rate == 0.0
+    assert step.errors == {"wrong-result": 10} and step.response_rate > 0
+    with pytest.raises(ValueError, match="not given"):
+        OpenLoop(lean(catalogue.service_url), ops, {"search": 1, "delete": 1})
+
+
+def test_stop_ends_a_step_early_and_refuses_further_ones(catalogue: LocalCatalogue) -> None:
+    with OpenLoop(lean(catalogue.service_url), {"search": search_facilities}) as load:
+        threading.Timer(0.3, load.stop).start()
+        started = time.monotonic()
+        step = load.run(50, 30.0)
+        assert time.monotonic() - started < 1.0 and step.sent < 25
+        assert load.run(50, 30.0).sent == 0
+
+
+def test_failures_are_classified_by_cause() -> None:
+    exhausted = OSError(errno.EMFILE, "Too many open files")
+    wrapped = TransportFailure(TransportCause.CONNECTION, "u", "x")
+    wrapped.__cause__ = exhausted
+    assert classify_failure(wrapped) == "client-resources"
+    assert classify_failure(TransportFailure(TransportCause.CONNECTION, "u", "x")) == "reset"
+    assert classify_failure(TransportFailure(TransportCause.TLS, "u", "x")) == "tls"
+    assert classify_failure(TransportFailure(TransportCause.HTTP_STATUS, "u", "x")) == "http-status"
+    assert classify_failure(IcatSession("expired")) == "SESSION"
+    assert classify_failure(ConnectionRefusedError()) == "refused"
+    assert classify_failure(OSError(errno.EADDRNOTAVAIL, "no port")) == "client-resources"
+    assert classify_failure(KeyError("x")) == "KeyError"
+
+
+# --- sweeps --------------------------------------------------------------------------------
+
+
+def step(rate: float, latency_ms: list[float], errors: int = 0, sent: int = 100) -> StepResult:
+    stats = LatencyStats.of(int(v * MS) for v in latency_ms)
+    errs = {"timeout": errors} if errors else {}
+    op = OpStats("search", sent, sent - errors, errs, stats)
+    return StepResult(rate, 1.0, sent, rate, rate, 0, 0, stats, stats, LatencyStats(), errs,
+                      {"search": op})  # fmt: skip
+
+
+def test_sustained_rate_is_the_highest_rate_within_the_objective() -> None:
+    steps = [
+        step(10, [5.0] * 100),
+        step(20, [8.0] * 99 + [45.0]),  # p99 (rank 99) still 8 ms
+        step(40, [8.0] * 100, errors=1),  # 1 % errors: not sustained
+        step(80, [10.0] * 98 + [60.0, 60.0]),  # p99 over the objective
+        step(160, [40.0] * 100),
+    ]
+    assert sustained_rate(steps, slo_ms=50) == 160
+    assert sustained_rate(steps[:4], slo_ms=50) == 20
+    assert sustained_rate([step(10, [60.0] * 10)], slo_ms=50) is None
+    assert step_failure(step(10, [600.0] * 10), 50) is not None  # median > 10 x objective
+    assert step_failure(step(10, [5.0] * 10, errors=50), 50) is not None
+    assert step_failure(steps[3], 50) is None
+
+
+def test_sweep_rates_and_repetitions() -> None:
+    assert sweep_rates(SweepConfig(slo_ms=50, max_rate=100, start_rate=10)) == [10, 20, 40, 80, 100]
+    assert sweep_rates(SweepConfig(slo_ms=50, max_rate=100, rates=[50, 5, 500])) == [5, 50]
+    reps = [step(10, [2.0] * 10, sent=10), step(10, [4.0] * 10, sent=10)]
+    merged = combine(reps)
+    assert merged.sent == 20 and merged.corrected.mean_ms == 3.0
+    assert merged.to_dict()["latency_ms"]["corrected"]["ci95"] == pytest.approx(
+        [3 - 12.7062, 3 + 12.7062]
+    )  # two repetition means 2 and 4: s = sqrt(2), half = t1 * s / sqrt(2)
+
+
+def test_a_sweep_stops_at_the_first_clearly_failing_step(catalogue: LocalCatalogue) -> None:
+    calls = 0
+
+    def failing_from_the_second_step(client: Catalogue) -> object:
+        nonlocal calls
+        calls += 1
+        if calls > 10:
+            raise WrongResult("broken")
+        return None
+
+    config = SweepConfig(slo_ms=50, max_rate=200, start_rate=50, step_s=0.2, warmup_s=0)
+    with OpenLoop(lambda: connect(ClientConfig(catalogue.service_url), "lean"),
+                  {"q": failing_from_the_second_step}) as load:  # fmt: skip
+        result = run_sweep(load, config)
+    assert [s.demanded_rate for s in result.steps] == [50, 100]
+    assert result.sustained_rate == 50 and result.stopped is not None
+    entry = result.to_dict()
+    assert set(entry) == {"flavour", "slo_ms", "connection_mode", "steps", "sustained_rate"}
+    assert set(entry["steps"][0]) == {
+        *("demanded_rate", "duration_s", "sent", "request_rate", "response_rate"),
+        *("missed_slots", "latency_ms", "errors"),
+    }

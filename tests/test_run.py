@@ -1,0 +1,250 @@
+"""``sv7 run`` end to end against local catalogues: result files, cleanup, Ctrl-C, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from igestbench.config import ServeConfig
+from igestbench.mock.catalogue import LocalCatalogue
+
+WORKLOADS = "full-cycle,single-query,burst,multi-query"
+SMALL = [
+    "--concurrency",
+    "1,2",
+    "--cycles",
+    "3",
+    "--files",
+    "40",
+    "--queries",
+    "20",
+    "--batch-size",
+    "20",
+    "--page-size",
+    "16",
+]
+
+
+def sv7(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "igestbench", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=cwd,
+    )
+
+
+def credentials_env(user: str = "ingest", password: str = "ingest") -> dict[str, str]:
+    return {
+        **os.environ,
+        "SV7_AUTH": "simple",
+        "SV7_USER": user,
+        "SV7_PASSWORD": password,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }
+
+
+def result_of(out: Path) -> dict[str, object]:
+    (path,) = out.glob("*.json")
+    data: dict[str, object] = json.loads(path.read_text())
+    return data
+
+
+def left_on_server(cat: LocalCatalogue) -> int:
+    sid = cat.service.login("simple", {"username": "root", "password": "root"})
+    result = cat.service.search(sid, "SELECT COUNT(f) FROM Facility f WHERE f.name LIKE 'sv7-%'")
+    return int(result.items[0])
+
+
+def test_run_against_a_target_writes_a_clean_result_file(tmp_path: Path) -> None:
+    issued: list[str] = []
+    with LocalCatalogue(ServeConfig()) as cat:
+        open_session = cat.service.sessions.open
+
+        def remember(user: str) -> str:
+            sid = open_session(user)
+            issued.append(sid)
+            return sid
+
+        cat.service.sessions.open = remember  # type: ignore[method-assign]
+        result = sv7(
+            "run",
+            "--target",
+            cat.service_url,
+            "--site",
+            "TEST-SITE",
+            "--parts",
+            WORKLOADS,
+            "--flavour",
+            "zeep,python-icat",
+            *SMALL,
+            "--out",
+            str(tmp_path),
+            env=credentials_env(),
+        )
+        assert result.returncode == 0, result.stderr
+        assert left_on_server(cat) == 0
+    data = result_of(tmp_path)
+    text = (next(tmp_path.glob("*.json"))).read_text()
+    assert "ingest" not in text.replace("simple/ingest", "")  # the user name only, no password
+    assert issued and not any(sid in text for sid in issued)  # no session id, ever
+    run = data["run"]
+    assert isinstance(run, dict) and run["status"] == "complete" and run["site"] == "TEST-SITE"
+    benchmarks = data["benchmarks"]
+    assert isinstance(benchmarks, list) and len(benchmarks) == 4 * 2 * 2
+    assert {(b["workload"], b["flavour"], b["concurrency"]) for b in benchmarks} == {
+        (w, f, c) for w in WORKLOADS.split(",") for f in ("zeep", "python-icat") for c in (1, 2)
+    }
+    assert all(not b["problems"] for b in benchmarks)
+    full = next(b for b in benchmarks if b["workload"] == "full-cycle" and b["concurrency"] == 2)
+    assert full["checks"] == {"expected": 6, "found": 6}
+    assert data["cleanup"] == {
+        "deleted": data["cleanup"]["deleted"],
+        "already_gone": 0,  # type: ignore[index]
+        "left": 0,
+    }
+    assert {s["phase"] for s in data["samples"]} >= {"full-cycle/zeep/1", "burst/python-icat/2"}  # type: ignore[union-attr]
+
+
+def test_no_target_runs_every_part_against_the_built_in_catalogue(tmp_path: Path) -> None:
+    env = {k: v for k, v in credentials_env().items() if not k.startswith("SV7_")}
+    result = sv7(
+        "run",
+        "--flavour",
+        "lean",
+        "--concurrency",
+        "1",
+        "--cycles",
+        "2",
+        "--files",
+        "20",
+        "--queries",
+        "10",
+        "--max-rate",
+        "40",
+        "--duration",
+        "0.5",
+        "--warmup",
+        "0.1",
+        "--out",
+        str(tmp_path),
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    data: dict[str, Any] = result_of(tmp_path)
+    assert data["target"]["local"] is True and data["target"]["scheme"] == "https"
+    checks = data["checks"]
+    assert len(checks) > 20
+    assert all(c["outcome"] == "passed" for c in checks), [
+        c for c in checks if c["outcome"] != "passed"
+    ]
+    assert data["scores"]["content"]["level"] == "representative"
+    (sweep,) = data["sweeps"]
+    assert sweep["flavour"] == "lean" and sweep["steps"]
+    assert {b["workload"] for b in data["benchmarks"]} == set(WORKLOADS.split(","))
+    assert data["cleanup"]["left"] == 0
+    assert data["run"]["status"] == "complete"
+
+
+def test_thresholds_decide_the_exit_code(tmp_path: Path) -> None:
+    result = sv7(
+        "run",
+        "--parts",
+        "single-query",
+        "--flavour",
+        "zeep",
+        "--concurrency",
+        "1",
+        "--queries",
+        "10",
+        "--out",
+        str(tmp_path),
+        "--fail-on",
+        "single-query.p99<0.001ms",
+        env=credentials_env(),
+    )
+    assert result.returncode == 3
+    assert "threshold failed: single-query.p99<0.001ms" in result.stderr
+
+
+def test_unreachable_target(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed once the block ends
+    result = sv7(
+        "run",
+        "--target",
+        f"http://127.0.0.1:{port}",
+        "--parts",
+        "single-query",
+        "--out",
+        str(tmp_path),
+        "--timeout",
+        "5",
+        env=credentials_env(),
+    )
+    assert result.returncode == 4, result.stderr
+    assert "cannot be reached" in result.stderr and "Traceback" not in result.stderr
+    data = result_of(tmp_path)
+    assert data["run"]["status"] == "failed"  # type: ignore[index]
+
+
+def test_bad_options_are_usage_errors(tmp_path: Path) -> None:
+    result = sv7("run", "--parts", "verify,lunch", "--out", str(tmp_path))
+    assert result.returncode == 2 and "unknown lunch" in result.stderr
+    result = sv7("run", "--concurrency", "two", "--out", str(tmp_path))
+    assert result.returncode == 2 and "--concurrency" in result.stderr
+
+
+def test_ctrl_c_writes_a_valid_partial_file_and_leaves_nothing(tmp_path: Path) -> None:
+    with LocalCatalogue(ServeConfig()) as cat:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "igestbench",
+                "run",
+                "--target",
+                cat.service_url,
+                "--parts",
+                "full-cycle,burst",
+                "--flavour",
+                "zeep",
+                "--concurrency",
+                "2",
+                "--cycles",
+                "40",
+                "--files",
+                "3000",
+                "--out",
+                str(tmp_path),
+            ],
+            env=credentials_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stderr is not None
+        deadline = time.monotonic() + 60
+        for line in proc.stderr:
+            if "burst/zeep/2" in line or time.monotonic() > deadline:
+                break
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 130, err
+        assert left_on_server(cat) == 0
+    data = result_of(tmp_path)
+    assert data["run"]["status"] == "interrupted"  # type: ignore[index]
+    assert data["cleanup"]["left"] == 0  # type: ignore[index]
