@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import http.server
 import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -480,37 +478,6 @@ def test_silent_server_times_out(flavour: str, cache_dir: Path) -> None:
         with pytest.raises(TransportFailure) as info:
             connect(config, flavour)
     assert info.value.cause is TransportCause.TIMEOUT
-
-
-class _NotIcat(http.server.BaseHTTPRequestHandler):
-    """A web server that is not ICAT: 404 below /missing, an HTML page everywhere else."""
-
-    def _answer(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        self.rfile.read(length)
-        status = 404 if self.path.startswith("/missing") else 200
-        page = b"<html><body><h1>Welcome to nginx!</h1></body></html>"
-        self.send_response(status)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(page)))
-        self.end_headers()
-        self.wfile.write(page)
-
-    do_GET = do_POST = _answer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture(scope="module")
-def web_server() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotIcat)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-    thread.join()
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
