@@ -209,6 +209,7 @@ RUN_OPTIONS: tuple[tuple[str, str, Callable[[str], object], str], ...] = (
         lambda v: tuple(t for t in v.split(";") if t.strip()),
         "thresholds, ';'-separated, e.g. 'single-query.p99<50ms;sweep.sustained>=100/s'",
     ),
+    ("--outage-wait", "outage_wait", float, "seconds to wait for a silent target (default 120)"),
     ("--out", "out", Path, "directory of the result file (default reports/)"),
     ("--ca-file", "ca_file", Path, "PEM file of the CA(s) to trust for the target"),
     ("--timeout", "timeout", float, "seconds to wait for the target (default 30)"),
@@ -340,6 +341,75 @@ def cmd_check(args: argparse.Namespace) -> int:
     return check(args)
 
 
+# --- sv7 merge and sv7 report ------------------------------------------------------------
+
+
+def _add_merge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "merge",
+        help="merge result files into one campaign file (the newest run per site x target)",
+        description="Unreadable files are reported with their reason and skipped (exit 1); "
+        "files of sites or targets not in --campaign are reported and not counted.",
+    )
+    p.add_argument("files", nargs="+", type=Path, metavar="RESULT", help="result .json[.gz]")
+    p.add_argument("--campaign", type=Path, metavar="TOML", help="campaign.toml: the sites, "
+                   "targets and parts expected (default: those the files show)")
+    p.add_argument("-o", "--output", type=Path, required=True, help="campaign file to write")
+    p.add_argument("--strict", action="store_true", help="an unreadable file is fatal")
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from igestbench.config import load_campaign_config
+    from igestbench.results.campaign import dump_campaign
+    from igestbench.results.merge import merge
+
+    campaign = load_campaign_config(args.campaign) if args.campaign else None
+    outcome = merge(args.files, campaign, name=args.output.name.split(".")[0])
+    for skipped in outcome.skipped:
+        print(f"sv7 merge: skipped {skipped.file}: {skipped.reason}", file=sys.stderr)
+    for line in outcome.unexpected:
+        print(f"sv7 merge: {line}", file=sys.stderr)
+    if outcome.skipped and args.strict:
+        raise Sv7Error(f"{len(outcome.skipped)} file(s) unreadable; nothing written (--strict)")
+    dump_campaign(outcome.document, args.output)
+    print(f"campaign file: {args.output} ({len(outcome.document['runs'])} runs, "
+          f"{len(outcome.document['history'])} older, {len(outcome.skipped)} skipped)")
+    return EXIT_ERROR if outcome.skipped else EXIT_OK
+
+
+def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "report",
+        help="render a campaign file as one self-contained HTML page (+ Markdown, CSV)",
+        description="Reads the campaign file only; the page needs no network and no JavaScript.",
+    )
+    p.add_argument("campaign", type=Path, help="campaign file written by sv7 merge")
+    p.add_argument("-o", "--output", type=Path, required=True, help="HTML page to write")
+    p.add_argument("--markdown", action="store_true", help="also write the page as .md beside it")
+    p.add_argument("--csv", type=Path, metavar="DIR", help="also write the tables as CSV into DIR")
+    p.add_argument("--previous", type=Path, metavar="CAMPAIGN",
+                   help="an earlier campaign file: add the trend against it")
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from igestbench.report import build_report, render_html, render_markdown, write_csv
+    from igestbench.results.campaign import load_campaign
+
+    previous = load_campaign(args.previous) if args.previous else None
+    report = build_report(load_campaign(args.campaign), previous)
+    written = [args.output]
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(render_html(report), encoding="utf-8")
+    if args.markdown:
+        written.append(args.output.with_suffix(".md"))
+        written[-1].write_text(render_markdown(report), encoding="utf-8")
+    if args.csv:
+        written += write_csv(report, args.csv)
+    for path in written:
+        print(path)
+    return EXIT_OK
+
+
 COMMANDS: dict[
     str,
     tuple[
@@ -351,6 +421,8 @@ COMMANDS: dict[
     "run": (_add_run, cmd_run),
     "cleanup": (_add_cleanup, cmd_cleanup),
     "check": (_add_check, cmd_check),
+    "merge": (_add_merge, cmd_merge),
+    "report": (_add_report, cmd_report),
 }
 
 

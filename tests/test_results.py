@@ -310,7 +310,7 @@ def test_credential_keys_are_refused(tmp_path: Path, key: str) -> None:
     ("bad-foreign.json", 'foreign JSON file: no "format": "igestbench-result" key'),
     ("bad-html-page.json", "not JSON but an HTML page"),
     ("bad-future-version.json",
-     "written by a newer igestbench (version 99); this one reads up to 1"),
+     f"written by a newer igestbench (version 99); this one reads up to {FORMAT_VERSION}"),
     ("bad-missing-site.json", "missing required key run.site"),
 ])
 def test_each_bad_fixture_gets_its_own_message(name: str, reason: str) -> None:
@@ -420,6 +420,34 @@ def test_the_generator_still_writes_the_committed_current_version(
         assert fresh == old
     for bad in (FIXTURES / "bad").iterdir():
         assert (tmp_path / "bad" / bad.name).read_bytes() == bad.read_bytes()
+
+
+def test_a_version_1_file_without_id_and_status_is_upgraded(tmp_path: Path) -> None:
+    doc = good_doc()
+    del doc["run"]["id"], doc["run"]["status"]
+    result = load_result(write_doc(tmp_path / "r.json", doc))
+    assert (result.version, result.raw["version"]) == (1, FORMAT_VERSION)
+    assert (result.run_id, result.status) == ("20261121T223000-v1", "complete")
+    doc["run"]["finished"] = None
+    assert load_result(write_doc(tmp_path / "r.json", doc)).status == "partial"
+    doc["checks"][2] = {"id": "t::x"}  # version 1 did not type list items; version 2 does
+    text = message(write_doc(tmp_path / "r.json", doc))
+    assert text.endswith("missing required key checks[2].outcome (in a version-1 file, upgraded)")
+
+
+def test_version_2_types_the_keys_inside_list_items(tmp_path: Path) -> None:
+    writer = open_writer(tmp_path)
+    with pytest.raises(ValueError, match=r"checks\[0\]\.outcome is 'green', not one of"):
+        writer.append("checks", {"id": "t::a", "outcome": "green"})
+    with pytest.raises(ValueError, match=r"sweeps\[0\]\.stopped is an integer, expected a"):
+        writer.append("sweeps", {"steps": [], "stopped": 3})
+    writer.append("sweeps", {"steps": [], "stopped": "time budget reached"})
+    writer.finish()
+    doc = json.loads(writer.path.read_text(encoding="utf-8"))
+    doc["benchmarks"] = [{"workload": "burst"}]
+    doc["probe"] = None
+    assert message(write_doc(tmp_path / "r.json", doc)).endswith(
+        "missing required key benchmarks[0].flavour")
 
 
 def test_metadata_differences() -> None:

@@ -248,3 +248,42 @@ def test_ctrl_c_writes_a_valid_partial_file_and_leaves_nothing(tmp_path: Path) -
     data = result_of(tmp_path)
     assert data["run"]["status"] == "interrupted"  # type: ignore[index]
     assert data["cleanup"]["left"] == 0  # type: ignore[index]
+
+
+def test_sweep_with_a_mix_reports_each_operation_and_each_connection_mode(tmp_path: Path) -> None:
+    env = {k: v for k, v in credentials_env().items() if not k.startswith("SV7_")}
+    result = sv7(
+        "run",
+        "--parts",
+        "sweep",
+        "--flavour",
+        "lean",
+        "--max-rate",
+        "40",
+        "--duration",
+        "0.5",
+        "--warmup",
+        "0.1",
+        "--mix",
+        "search=3,get=1,create=1",
+        "--out",
+        str(tmp_path),
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "correct answers: create 100.0%, get 100.0%, search 100.0%" in result.stderr
+    data: dict[str, Any] = result_of(tmp_path)
+    (sweep,) = data["sweeps"]
+    assert sweep["sustained_rate"] == 40 and sweep["outages"] == []
+    for step in sweep["steps"]:
+        ops = step["ops"]
+        assert set(ops) == {"search", "get", "create"}
+        assert sum(op["count"] for op in ops.values()) == step["sent"]
+        assert ops["search"]["count"] == 3 * ops["get"]["count"] == 3 * ops["create"]["count"]
+        assert all(op["success_rate"] == 1.0 and op["errors"] == {} for op in ops.values())
+        assert all(op["latency_ms"]["p99"] > 0 for op in ops.values())
+    modes = sweep["connection_modes"]
+    assert [m["mode"] for m in modes] == ["persistent", "reopen", "new-client"]
+    assert all(m["rate"] == 20 and m["sent"] > 0 and m["errors"] == {} for m in modes)
+    assert all(m["latency_ms"]["corrected"]["mean"] > 0 for m in modes)
+    assert data["cleanup"]["left"] == 0 and data["outages"] == []

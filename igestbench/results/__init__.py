@@ -14,7 +14,7 @@ from igestbench.results.format import (
     parse_timestamp,
     utc_timestamp,
 )
-from igestbench.results.loader import Identity, ResultFile, load_result
+from igestbench.results.loader import Identity, ResultFile, load_result, result_from_document
 from igestbench.results.writer import ResultWriter, SecretInResultError, result_file_name
 
 __all__ = [
@@ -30,5 +30,6 @@ __all__ = [
     "load_result",
     "parse_timestamp",
     "result_file_name",
+    "result_from_document",
     "utc_timestamp",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +24,19 @@ FORMAT_NAME = "igestbench-result"
 #
 # 1 - (igestbench 0.1.0) first version: run, target, environment, probe, checks, scores,
 #     benchmarks, sweeps, samples, outages, cleanup, notes (see layout.md)
-FORMAT_VERSION = 1
+# 2 - (igestbench 0.1.0, sv7 merge) run.id and run.status required (merge picks the newest run
+#     by them and keeps the others as history); probe may be null (a run that could not probe);
+#     the keys sv7 report reads inside list items are typed: checks[].id/outcome/cause,
+#     benchmarks[].workload/flavour/concurrency, sweeps[].steps/stopped (why a sweep ended
+#     early), samples[].phase. Version-1 files are upgraded on load (loader._UPGRADES[1]).
+FORMAT_VERSION = 2
 
 #: The values of ``run.status``. A file stays "partial" from its first write until the run
 #: finishes, so a crash leaves a file that says it is incomplete.
 STATUSES = ("complete", "partial", "interrupted", "failed")
+
+#: The values of ``checks[].outcome`` (pytest's, with "error" for a broken fixture).
+OUTCOMES = ("passed", "failed", "error", "skipped")
 
 #: A decoded JSON object, as the loader and writer pass it around.
 JSONObject = dict[str, Any]
@@ -71,11 +79,16 @@ def _check_status(value: Any) -> str | None:
     return None if value in STATUSES else f"is {value!r}, not one of {', '.join(STATUSES)}"
 
 
+def _check_outcome(value: Any) -> str | None:
+    return None if value in OUTCOMES else f"is {value!r}, not one of {', '.join(OUTCOMES)}"
+
+
 @dataclass(frozen=True)
 class Field:
     """One key of the format: where it is, what it holds, whether a file must have it."""
 
-    #: Dotted path from the document root, e.g. ``run.started``.
+    #: Dotted path from the document root, e.g. ``run.started``; ``checks[].outcome`` is a key
+    #: of every object in the list ``checks``.
     path: str
     kind: type
     required: bool = False
@@ -127,8 +140,47 @@ _V1 = (
     Field("notes", list, items=str),
 )
 
+
+def _v2() -> tuple[Field, ...]:
+    """Version 2: version 1 with the changes listed beside FORMAT_VERSION."""
+    changed = {
+        "run.id": Field("run.id", str, required=True),
+        "run.status": Field("run.status", str, required=True, check=_check_status),
+        "probe": Field("probe", dict, nullable=True),
+    }
+    items = {  # inserted after their list, so that the list's own type is checked first
+        "checks": (
+            Field("checks[].id", str, required=True),
+            Field("checks[].outcome", str, required=True, check=_check_outcome),
+            Field("checks[].part", str),
+            Field("checks[].cause", str, nullable=True),
+            Field("checks[].explanation", str, nullable=True),
+            Field("checks[].hint", str, nullable=True),
+        ),
+        "benchmarks": (
+            Field("benchmarks[].workload", str, required=True),
+            Field("benchmarks[].flavour", str, required=True),
+            Field("benchmarks[].concurrency", int),
+            Field("benchmarks[].throughput_per_s", float, nullable=True),
+            Field("benchmarks[].ops", dict),
+        ),
+        "sweeps": (
+            Field("sweeps[].flavour", str),
+            Field("sweeps[].steps", list, items=dict),
+            Field("sweeps[].sustained_rate", float, nullable=True),
+            Field("sweeps[].stopped", str, nullable=True),
+        ),
+        "samples": (Field("samples[].phase", str, required=True),),
+    }
+    fields: list[Field] = []
+    for f in _V1:
+        fields.append(changed.get(f.path, f))
+        fields.extend(items.get(f.path, ()))
+    return tuple(fields)
+
+
 #: The keys of every supported version. A new version adds its own tuple here.
-FIELDS: Mapping[int, tuple[Field, ...]] = {1: _V1}
+FIELDS: Mapping[int, tuple[Field, ...]] = {1: _V1, 2: _v2()}
 
 #: The top-level sections of the current version, as the writer may set them.
 SECTIONS: Mapping[str, Field] = {f.path: f for f in FIELDS[FORMAT_VERSION] if "." not in f.path}
@@ -179,8 +231,34 @@ def _lookup(doc: JSONObject, path: str) -> tuple[bool, Any] | None:
 def problems(doc: JSONObject, version: int) -> Iterator[str]:
     """What is wrong with ``doc`` as a file of ``version``, one line each, in field order."""
     for field in FIELDS[version]:
-        if (found := _lookup(doc, field.path)) is not None:
+        section, marker, key = field.path.partition("[].")
+        if marker:
+            found = _lookup(doc, section)
+            if found is not None and isinstance(found[1], list):
+                yield from _items_problems(field, section, key, found[1], 0)
+        elif (found := _lookup(doc, field.path)) is not None:
             yield from _field_problems(field, *found)
+
+
+def item_problems(section: str, index: int, item: Any) -> Iterator[str]:
+    """What is wrong with ``item`` as the ``index``-th entry of the list ``section`` (the
+    writer checks each appended item so, without revalidating the whole document)."""
+    for field in FIELDS[FORMAT_VERSION]:
+        where, marker, key = field.path.partition("[].")
+        if marker and where == section:
+            yield from _items_problems(field, section, key, [item], index)
+
+
+def _items_problems(
+    field: Field, section: str, key: str, items: list[Any], start: int
+) -> Iterator[str]:
+    for i, item in enumerate(items, start):
+        if isinstance(item, dict):  # a non-object item is the list's own problem
+            named = replace(field, path=f"{section}[{i}].{key}")
+            found = next(_field_problems(named, key in item, item.get(key)), None)
+            if found is not None:
+                yield found
+                return  # as for list items: the first bad entry says enough
 
 
 def _field_problems(field: Field, present: bool, value: Any) -> Iterator[str]:

@@ -6,8 +6,8 @@ the document step by step to the current version and returns a typed :class:`Res
 Every failure is a :class:`ResultFileError` whose message names the file and says what is wrong
 with it, because ``sv7 merge`` reports and skips bad files from many partners in one go.
 
-A future version 2 adds ``FIELDS[2]`` in format.py and one ``_UPGRADES[1]`` function here that
-turns a version-1 document into a version-2 one; nothing else in the loader changes.
+A new version adds ``FIELDS[n]`` in format.py and one ``_UPGRADES[n-1]`` function here that
+turns a version-(n-1) document into a version-n one; nothing else in the loader changes.
 """
 
 from __future__ import annotations
@@ -42,8 +42,25 @@ _TRUNCATED = "truncated (the file ends early — an interrupted copy?)"
 # or of true/false/null.
 _PARTIAL_TOKEN = re.compile(r"[-+.eE0-9]+|t|tr|tru|f|fa|fal|fals|n|nu|nul")
 
+
+
+def _upgrade_1(doc: JSONObject) -> JSONObject:
+    """Version 1 → 2: give ``run.id`` and ``run.status`` where a file lacks them.
+
+    The version-1 writer always wrote both, but version 1 did not require them. The id made up
+    here is stable (from the start time), so merging the same file twice gives the same
+    campaign; a file without a status but with a finish time finished, one without did not.
+    """
+    run = dict(doc["run"])
+    if "id" not in run:
+        run["id"] = parse_timestamp(run["started"]).strftime("%Y%m%dT%H%M%S") + "-v1"
+    if "status" not in run:
+        run["status"] = "complete" if run.get("finished") else "partial"
+    return {**doc, "version": 2, "run": run}
+
+
 #: ``_UPGRADES[n]`` turns a valid version-n document into a version-(n+1) one.
-_UPGRADES: dict[int, Callable[[JSONObject], JSONObject]] = {}
+_UPGRADES: dict[int, Callable[[JSONObject], JSONObject]] = {1: _upgrade_1}
 
 
 class Identity(NamedTuple):
@@ -66,10 +83,10 @@ class ResultFile:
     version: int
     tool_version: str | None
     site: str
-    run_id: str | None
+    run_id: str
     started: dt.datetime
     finished: dt.datetime | None
-    status: str | None
+    status: str
     target_url: str
     target_host: str
     api_version: str | None
@@ -99,7 +116,15 @@ class ResultFile:
 def load_result(path: str | os.PathLike[str]) -> ResultFile:
     """The result file at ``path``; :class:`ResultFileError` naming it if it is not a good one."""
     path = Path(path)
-    doc = _parse(path, _read(path))
+    return result_from_document(_parse(path, _read(path)), path)
+
+
+def result_from_document(doc: JSONObject, path: str | os.PathLike[str]) -> ResultFile:
+    """A decoded result document (e.g. one held in a campaign file), checked and upgraded as
+    :func:`load_result` checks a file; ``path`` names where it came from in messages."""
+    path = Path(path)
+    if doc.get("format") != FORMAT_NAME:
+        raise ResultFileError(path, f'foreign JSON object: no "format": "{FORMAT_NAME}"')
     version = _version(path, doc)
     found = list(problems(doc, version))
     if found:
@@ -107,6 +132,11 @@ def load_result(path: str | os.PathLike[str]) -> ResultFile:
         raise ResultFileError(path, found[0] + more)
     for step in range(version, FORMAT_VERSION):
         doc = _UPGRADES[step](doc)
+    if version != FORMAT_VERSION:
+        # keys an old version left untyped (inside list items) must still fit the current one
+        found = list(problems(doc, FORMAT_VERSION))
+        if found:
+            raise ResultFileError(path, f"{found[0]} (in a version-{version} file, upgraded)")
     return _view(path, version, doc)
 
 
@@ -197,10 +227,10 @@ def _view(path: Path, version: int, doc: JSONObject) -> ResultFile:
         version=version,
         tool_version=doc["tool"].get("version"),
         site=run["site"],
-        run_id=run.get("id"),
+        run_id=run["id"],
         started=parse_timestamp(run["started"]),
         finished=parse_timestamp(finished) if finished is not None else None,
-        status=run.get("status"),
+        status=run["status"],
         target_url=url,
         target_host=target.get("host") or urlsplit(url).hostname or url,
         api_version=target.get("api_version"),

@@ -36,6 +36,7 @@ from igestbench.results.format import (
     JSONObject,
     ResultFileError,
     is_kind,
+    item_problems,
     json_type_name,
     problems,
     utc_timestamp,
@@ -163,6 +164,9 @@ class ResultWriter:
         if not is_kind(copy, field.items):
             raise ValueError(f"an item of {name} must be {field.items.__name__}, "
                              f"not {json_type_name(copy)}")
+        found = list(item_problems(name, len(section), copy))
+        if found:
+            raise ValueError(f"not a valid result document: {'; '.join(found)}")
         section.append(copy)
         if self._clock() - self._flushed_at >= self._autoflush_s:
             self.flush()

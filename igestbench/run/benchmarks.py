@@ -2,16 +2,20 @@
 
 Statistics are computed from all workers' records together (merged, never averaged), with the
 first call of each operation in each worker — the call right after login, on cold connections
-and caches — reported apart as ``cold_ms``.
+and caches — reported apart as ``cold_ms``. After an outage the target may be a restarted one,
+cold again: the first call of each operation in each worker after the outage ended is reported
+apart as well, as ``after_outage_ms`` (one list over all outages; left out of the statistics).
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from typing import Any
 
-from igestbench.measure.stats import OpStats, summarize
+from igestbench.measure.stats import OpStats, merge_ops, summarize
+from igestbench.measure.timing import TimingRecord
 from igestbench.run.workers import WorkerRun
 
 #: The operations that count as one unit of work of each workload (for throughput).
@@ -34,29 +38,32 @@ def _merge_checks(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return merged
 
 
-def _ops(run: WorkerRun, cold_calls: int) -> dict[str, OpStats]:
-    """Per-op statistics with each worker's first ``cold_calls`` calls per op kept apart."""
-    merged: dict[str, OpStats] = {}
-    for worker_records in run.by_worker.values():
-        for op, stats in summarize(worker_records, cold=cold_calls).items():
-            if op in merged:
-                before = merged[op]
-                latency = before.latency
-                latency.merge(stats.latency)
-                errors = dict(before.errors)
-                for name, n in stats.errors.items():
-                    errors[name] = errors.get(name, 0) + n
-                merged[op] = OpStats(
-                    op,
-                    before.count + stats.count,
-                    before.ok + stats.ok,
-                    errors,
-                    latency,
-                    before.cold_ms + stats.cold_ms,
-                )
-            else:
-                merged[op] = stats
-    return merged
+def _ops(run: WorkerRun, cold_calls: int) -> tuple[dict[str, OpStats], dict[str, list[float]]]:
+    """Per-op statistics with each worker's first ``cold_calls`` calls per op kept apart, and
+    the first call per op after each outage (in ms, by op), also left out of the statistics."""
+    parts: list[dict[str, OpStats]] = []
+    after_outage: dict[str, list[float]] = {}
+    ends: dict[int, list[int]] = {index: [] for index in run.by_worker}
+    for index, outage in run.outages:
+        if outage.end_ns is not None and index in ends:
+            ends[index].append(outage.end_ns)
+    for index, worker_records in run.by_worker.items():
+        # split at the outages' ends: segment k holds the calls after the k-th outage
+        cuts = sorted(ends[index])
+        segments: list[list[TimingRecord]] = [[] for _ in range(len(cuts) + 1)]
+        for record in worker_records:
+            segments[bisect.bisect_left(cuts, record.start_ns)].append(record)
+        parts.append(summarize(segments[0], cold=cold_calls))
+        for segment in segments[1:]:
+            stats = summarize(segment, cold=1)
+            for op, op_stats in stats.items():
+                after_outage.setdefault(op, []).extend(op_stats.cold_ms)
+            parts.append({op: _warm(s) for op, s in stats.items()})
+    return merge_ops(parts), after_outage
+
+
+def _warm(stats: OpStats) -> OpStats:
+    return OpStats(stats.op, stats.count, stats.ok, stats.errors, stats.latency)
 
 
 def finite(value: Any) -> Any:
@@ -79,7 +86,7 @@ def benchmark_entry(
     client_bound: bool,
     cold_calls: int = 1,
 ) -> dict[str, Any]:
-    ops = _ops(run, cold_calls)
+    ops, after_outage = _ops(run, cold_calls)
     units = sum(ops[o].ok for o in UNIT_OPS[workload] if o in ops)
     problems = [p for o in run.outcomes for p in o.problems]
     problems += [f"worker {o.index}: {o.error}" for o in run.outcomes if o.error]
@@ -90,7 +97,10 @@ def benchmark_entry(
         "wall_s": round(run.wall_s, 6),
         "throughput_per_s": round(units / run.wall_s, 3) if run.wall_s > 0 else None,
         "client_bound": client_bound,
-        "ops": {op: finite(stats.to_dict()) for op, stats in sorted(ops.items())},
+        "ops": {
+            op: finite({**stats.to_dict(), "after_outage_ms": after_outage.get(op, [])})
+            for op, stats in sorted(ops.items())
+        },
         "checks": _merge_checks([o.checks for o in sorted(run.outcomes, key=lambda o: o.index)]),
         "problems": problems,
     }

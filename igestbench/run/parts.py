@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from igestbench.client import Catalogue, connect
+from igestbench.client import Catalogue, LeanCatalogue, TransportFailure, connect
 from igestbench.config import RunConfig
-from igestbench.errors import UsageError
+from igestbench.errors import Sv7Error, UsageError
 from igestbench.icat.beans import Bean
 from igestbench.icat.query import Condition, Query
 from igestbench.icat.schema import get_profile
 from igestbench.measure.sampler import Sampler
-from igestbench.measure.schedule import OpenLoop
-from igestbench.measure.sweep import SweepConfig, run_sweep
+from igestbench.measure.schedule import ClientFactory, OpenLoop, Operation, Reconnect
+from igestbench.measure.sweep import StepResult, SweepConfig, SweepResult, run_sweep
 from igestbench.measure.timing import Recorder, Timer
 from igestbench.nexus import generate_run
 from igestbench.results import ResultWriter
+from igestbench.run.benchmarks import finite
+from igestbench.run.outage import OutageWatch, describe, poll_until_back
 from igestbench.run.progress import Progress
 from igestbench.verify import Account, ReferenceQuery, VerifyOptions, run_verification
 from igestbench.workloads import Journal, RunTag, WrongResult
@@ -144,6 +148,151 @@ def _lookups(
     return {"search": search, "concise": concise, "get": get, "create": create}
 
 
+class _OneSession(LeanCatalogue):
+    """A lean client that logs out when it is closed: a client per call must not leave a
+    session per call behind on a production catalogue. The logout follows the timed call."""
+
+    def close(self) -> None:
+        with contextlib.suppress(Sv7Error):
+            self.logout()
+        super().close()
+
+
+def _watched(ops: Mapping[str, Operation], watch: OutageWatch) -> dict[str, Operation]:
+    """``ops`` telling ``watch`` when nothing answered and when something did again."""
+
+    def watching(op: Operation) -> Operation:
+        def call(client: Catalogue) -> object:
+            sent_ns = time.perf_counter_ns()
+            try:
+                answer = op(client)
+            except TransportFailure as exc:
+                watch.failed(exc, sent_ns)
+                raise
+            watch.answered()
+            return answer
+
+        return call
+
+    return {name: watching(op) for name, op in ops.items()}
+
+
+def _answers(probe: Callable[[], object]) -> bool:
+    try:
+        probe()
+    except TransportFailure:
+        return False
+    return True
+
+
+class _SweepLoop(OpenLoop):
+    """The sweep's open loop, which keeps its schedule through an outage (the calls fail and
+    are counted by cause) and deals with it between steps: it waits for the target (bounded),
+    records the outage and runs the step once more, since a step with the target away measured
+    its absence. Outages are what refused connections, or a silence that outlasted the step
+    (a fresh call after it still unanswered); timeouts and resets that end while the step runs
+    are the load's own effect, which the sweep is there to measure."""
+
+    def __init__(  # the outage's bits, then OpenLoop's own arguments
+        self, watch: OutageWatch, probe: Callable[[], object], max_wait_s: float, *args: Any,
+        **kwargs: Any,
+    ) -> None:  # fmt: skip
+        super().__init__(*args, **kwargs)
+        self.watch, self._probe, self._max_wait_s = watch, probe, max_wait_s
+        self.outages: list[dict[str, Any]] = []
+        self.gone: str | None = None
+
+    def run(self, rate: float, duration_s: float, warmup_s: float = 0.0) -> StepResult:
+        result = super().run(rate, duration_s, warmup_s)
+        if self._outages_during(rate, repeated=True) and not self.stopped:
+            self.close()  # new clients, new sessions: a restarted catalogue lost the old ones
+            result = super().run(rate, duration_s, warmup_s)
+            self._outages_during(rate, repeated=False)  # recorded; a step is repeated once
+        return result
+
+    def _outages_during(self, rate: float, repeated: bool) -> bool:
+        watch = self.watch
+        down = watch.current is not None and not _answers(self._probe)
+        if down and not poll_until_back(self._probe, self._max_wait_s, watch.count):
+            self.gone = (
+                f"the target stopped answering during the step at {rate:g}/s and did not "
+                f"come back within {self._max_wait_s:g} s"
+            )
+            self.stop()
+        else:
+            watch.answered()  # whatever was in progress has ended: the target answers
+        seen = watch.take()
+        hits = [o for o in seen if "refused" in o.errors or (down and o is seen[-1])]
+        for outage in hits:
+            context = {"phase": "sweep/lean", "rate": rate, "repeated": repeated}
+            self.outages.append(outage.to_dict(**context))
+        return bool(hits)
+
+
+#: httperf's connection modes: (name, calls per connection, what a renewal does).
+CONNECTION_MODES: tuple[tuple[str, int | None, Reconnect], ...] = (
+    ("persistent", None, "new-client"),
+    ("reopen", 1, "reopen"),  # a new TCP (and TLS) connection per call, the same session
+    ("new-client", 1, "new-client"),  # a new client per call: connection, TLS and login
+)
+CONNECTION_STEP_S = 2.0
+CONNECTION_RATE = 20.0
+
+
+def _connection_modes(
+    config: RunConfig,
+    factories: Mapping[Reconnect, ClientFactory],
+    ops: Mapping[str, Operation],
+    result: SweepResult,
+) -> list[dict[str, Any]]:
+    """The cost of each connection mode, at half the sustained rate (20/s without one).
+
+    ``factories``: the client a renewal of each kind needs — for ``reopen``, one whose close
+    drops the connection only (its workers' sessions are left to expire, a few per run).
+    """
+    sustained = result.sustained_rate
+    rate = min(config.max_rate, sustained / 2 if sustained else CONNECTION_RATE)
+    modes = []
+    for mode, per_connection, reconnect in CONNECTION_MODES:
+        with OpenLoop(
+            factories[reconnect], ops, dict(config.mix), calls_per_connection=per_connection,
+            reconnect=reconnect,
+        ) as load:  # fmt: skip
+            try:
+                step = load.run(rate, min(config.duration, CONNECTION_STEP_S), config.warmup)
+            except KeyboardInterrupt:
+                load.stop()  # no call may create anything once the cleanup has begun
+                raise
+        figures = step.to_dict()
+        figures = {k: figures[k] for k in ("sent", "latency_ms", "errors")}
+        modes.append({"mode": mode, "rate": rate, **figures})
+    return modes
+
+
+def _mix_entry(step: StepResult) -> dict[str, Any]:
+    """A step's ``ops``: per operation of the mix, how often it was asked, how often answered
+    correctly, and how fast (corrected latency of the correct answers)."""
+    return {
+        name: {
+            "count": op.count,
+            "ok": op.ok,
+            "success_rate": op.success_rate,
+            "errors": dict(op.errors),
+            "latency_ms": op.latency.summary(),
+        }
+        for name, op in sorted(step.ops.items())
+    }
+
+
+def _success_rates(result: SweepResult) -> str:
+    """``search 100%, get 99.5%`` at the sustained rate; empty without one."""
+    step = next((s for s in result.steps if s.demanded_rate == result.sustained_rate), None)
+    if step is None:
+        return ""
+    rates = (f"{name} {op.success_rate:.1%}" for name, op in sorted(step.ops.items()))
+    return "; correct answers: " + ", ".join(rates)
+
+
 def sweep(
     config: RunConfig,
     target: Target,
@@ -153,7 +302,8 @@ def sweep(
     journal_path: Path,
     sampler: Sampler,
 ) -> list[dict[str, Any]]:
-    """Open-loop load at rising rates with the lean client; the ``sweeps`` entries.
+    """Open-loop load at rising rates with the lean client, then the connection modes at one
+    moderate rate; the ``sweeps`` entries.
 
     What it creates (the looked-up hierarchy, Datafiles of a ``create`` mix) goes to
     ``journal_path``, which the runner cleans up — also after Ctrl-C.
@@ -162,8 +312,8 @@ def sweep(
     work = journal_path.parent
     creds = target.credentials
 
-    def logged_in() -> Catalogue:
-        client = connect(target.client, "lean")
+    def logged_in(kind: type[LeanCatalogue] = _OneSession) -> Catalogue:
+        client = kind(target.client)
         client.login(creds.authenticator, creds.as_login())
         return client
 
@@ -176,7 +326,6 @@ def sweep(
             {"dataset.investigation.facility.name": Condition("=", sweep_tag.name)}
         )
         targets = setup.search(mine.include("dataset"))
-        setup.logout()
     finally:
         setup.close()
     ops = _lookups(targets, int(targets[0]["dataset"].id), journal)
@@ -196,19 +345,50 @@ def sweep(
         flavour="lean",
     )
     progress.start("sweep")
-    per_connection = config.calls_per_connection or None
-    with OpenLoop(logged_in, ops, dict(config.mix), calls_per_connection=per_connection) as load:
+    watch = OutageWatch()
+
+    def watched_client() -> Catalogue:
+        sent_ns = time.perf_counter_ns()
+        try:
+            return logged_in()
+        except TransportFailure as exc:
+            watch.failed(exc, sent_ns)
+            raise
+
+    def probe() -> None:
+        connect(target.client, "lean").close()  # a new connection: getApiVersion, uncached
+
+    load = _SweepLoop(
+        watch, probe, config.outage_wait, watched_client, _watched(ops, watch), dict(config.mix),
+        calls_per_connection=config.calls_per_connection or None,
+    )  # fmt: skip
+    with load:
         try:
             result = run_sweep(load, settings, sampler=sampler, phase="sweep/lean")
+            entry: dict[str, Any] = result.to_dict()
+            for step_entry, step in zip(entry["steps"], result.steps, strict=True):
+                step_entry["ops"] = _mix_entry(step)
+            entry = finite(entry)
+            if not load.stopped:
+                factories: dict[Reconnect, ClientFactory] = {
+                    "new-client": logged_in,
+                    "reopen": lambda: logged_in(LeanCatalogue),
+                }
+                modes = _connection_modes(config, factories, ops, result)
+                entry["connection_modes"] = finite(modes)
         except KeyboardInterrupt:
             load.stop()
             raise
-    entry = result.to_dict()
-    if result.stopped:
-        entry["stopped"] = result.stopped
+        finally:
+            for outage in load.outages:
+                writer.append("outages", outage)
+                writer.append("notes", describe(outage))
+    if load.gone or result.stopped:
+        entry["stopped"] = load.gone or result.stopped
+    entry["outages"] = load.outages
     writer.append("sweeps", entry)
     progress.finish(
         f"sustained {result.sustained_rate}/s at p99 and mean < {config.slo_ms} ms "
-        f"({len(result.steps)} steps)"
+        f"({len(result.steps)} steps){_success_rates(result)}"
     )
     return [entry]

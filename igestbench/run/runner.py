@@ -28,6 +28,7 @@ from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.nexus import generate_run
 from igestbench.results import ResultWriter
 from igestbench.run.benchmarks import UNIT_OPS, benchmark_entry
+from igestbench.run.outage import OutageNotes, describe, merge_outages
 from igestbench.run.probe import host_facts, probe
 from igestbench.run.progress import Progress
 from igestbench.run.thresholds import evaluate, parse_threshold
@@ -187,10 +188,12 @@ class Runner:
         for flavour in config.flavours:
             for workload in (w for w in WORKLOADS if w in config.parts):
                 for level in config.concurrency:
-                    entry = self._workload(target, workload, flavour, level, sampler)
+                    entry, specs = self._workload(target, workload, flavour, level, writer, sampler)
                     self.benchmarks.append(entry)
                     writer.append("benchmarks", entry)
                     writer.flush()
+                    # after the entry is written: a target gone for good must not lose it
+                    self._cleanup_journals(target, specs)
         if "sweep" in config.parts:
             from igestbench.run import parts
 
@@ -202,8 +205,14 @@ class Runner:
             )
 
     def _workload(
-        self, target: Target, workload: str, flavour: str, level: int, sampler: Sampler
-    ) -> dict[str, Any]:
+        self,
+        target: Target,
+        workload: str,
+        flavour: str,
+        level: int,
+        writer: ResultWriter,
+        sampler: Sampler,
+    ) -> tuple[dict[str, Any], list[WorkerSpec]]:
         config = self.config
         phase = f"{workload}/{flavour}/{level}"
         specs = []
@@ -229,6 +238,7 @@ class Runner:
                     count=config.queries if workload == "single-query" else config.files,
                     batch_size=config.batch_size,
                     page_size=config.page_size,
+                    outage_wait=config.outage_wait,
                 )
             )
         unit = UNIT_OPS[workload][0] if workload == "full-cycle" else workload
@@ -238,17 +248,25 @@ class Runner:
             for pid in pids:
                 sampler.add_process(pid)
 
+        notes = OutageNotes(self.progress.note, config.outage_wait)
         with sampler.phase(phase) as series:
             run = run_workers(
-                specs, on_records=lambda chunk: self.progress.records(chunk, unit), on_start=watch
+                specs,
+                on_records=lambda chunk: self.progress.records(chunk, unit),
+                on_start=watch,
+                on_outage=notes.seen,
             )
+        outages = merge_outages(run.outages, phase=phase)
+        for outage in outages:
+            writer.append("outages", outage)
+            writer.append("notes", describe(outage))
         entry = benchmark_entry(workload, flavour, level, run, series.client_bound)
         if run.interrupted:
             raise KeyboardInterrupt
-        self._cleanup_journals(target, specs)
         bad = len(entry["problems"]) + sum(o["count"] - o["ok"] for o in entry["ops"].values())
-        self.progress.finish(f"{entry['throughput_per_s']}/s, {bad} errors or problems")
-        return entry
+        down = f", {len(outages)} outage(s) of the target" if outages else ""
+        self.progress.finish(f"{entry['throughput_per_s']}/s, {bad} errors or problems{down}")
+        return entry, specs
 
     # --- cleanup -------------------------------------------------------------------------
 

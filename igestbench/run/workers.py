@@ -7,6 +7,13 @@ the one owner that aggregates and writes — in chunks while it runs, then a fin
 Everything a worker creates goes to its own journal file under the run's tag, so the parent can
 clean up after any worker, also one that died. Ctrl-C reaches the workers too: each stops, sends
 what it has, and leaves the cleanup to the parent.
+
+A worker's client is wrapped in an :class:`~igestbench.run.outage.OutageGuard`, which sends
+outages to the parent as they start and end. When one cuts a workload short, the worker waits for
+the target (bounded) and resumes where it stopped: the full cycle with the next file (the one cut
+counts as a failed cycle, as an ICAT fault would), the single-result queries with the next
+lookup. Burst and multi-query are not resumed — their checks count what one uninterrupted pass
+made — the worker waits for the target, so the outage is recorded whole, and ends with an error.
 """
 
 from __future__ import annotations
@@ -20,17 +27,18 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from igestbench.client import ClientConfig, connect
+from igestbench.client import ClientConfig, TransportFailure, connect
 from igestbench.config import Credentials
-from igestbench.errors import Sv7Error
+from igestbench.errors import Sv7Error, TransportError
 from igestbench.icat.query import Condition, Query
 from igestbench.icat.schema import get_profile
 from igestbench.measure.timing import Recorder, TimingRecord
+from igestbench.run.outage import DEFAULT_WAIT_S, Outage, OutageGuard, guard
 from igestbench.workloads import (
     Journal,
     RunTag,
@@ -42,6 +50,7 @@ from igestbench.workloads import (
     run_single_queries,
 )
 from igestbench.workloads.ingest import Ingestor
+from igestbench.workloads.single_query import KINDS
 
 WORKLOADS = ("full-cycle", "single-query", "burst", "multi-query")
 #: How long workers may take to connect, log in and prepare before the start is called off.
@@ -66,6 +75,8 @@ class WorkerSpec:
     count: int
     batch_size: int
     page_size: int
+    #: Seconds to wait for a target that stopped answering before giving up.
+    outage_wait: float = DEFAULT_WAIT_S
 
 
 @dataclass(frozen=True)
@@ -78,7 +89,9 @@ class WorkerOutcome:
     end_ns: int
 
 
-Message = tuple[str, int, Any]  # ("records", index, [TimingRecord]) | ("done", index, outcome)
+# ("records", index, [TimingRecord]) | ("outage", index, Outage) | ("done", index, outcome)
+Message = tuple[str, int, Any]
+Item = TypeVar("Item")
 
 
 def _prepare_dataset(ctx: WorkloadContext, spec: WorkerSpec) -> tuple[int, list[Any]]:
@@ -94,14 +107,68 @@ def _prepare_dataset(ctx: WorkloadContext, spec: WorkerSpec) -> tuple[int, list[
     return int(targets[0]["dataset"].id), targets
 
 
-def _run(ctx: WorkloadContext, spec: WorkerSpec, start: Callable[[], None]) -> WorkloadResult:
+class _Cursor(list[Path]):
+    """The files of a full cycle, remembering the last one handed out (where an outage cut)."""
+
+    reached = -1
+
+    def __iter__(self) -> Iterator[Path]:
+        for index, path in enumerate(super().__iter__()):
+            self.reached = index
+            yield path
+
+
+def _full_cycle(ctx: WorkloadContext, files: Sequence[Path], client: OutageGuard) -> WorkloadResult:
+    remaining = _Cursor(files)
+    while True:
+        try:
+            result = run_full_cycle(ctx, remaining)
+            break
+        except TransportFailure:
+            if client.outage is None:
+                raise
+            client.recover()
+            remaining = _Cursor(remaining[remaining.reached + 1 :])
+    # the last attempt counted every Datafile of the run's tag, but expected its own files only
+    found, expected = result.checks["found"], len(files)
+    problems = [] if found == expected else [f"{expected} files, {found} Datafiles found"]
+    return WorkloadResult(result.name, result.records, {"expected": expected, "found": found},
+                          problems)  # fmt: skip
+
+
+def _rotated(items: Sequence[Item], by: int) -> list[Item]:
+    by %= len(items)
+    return [*items[by:], *items[:by]]
+
+
+def _single_queries(
+    ctx: WorkloadContext, targets: Sequence[Any], count: int, client: OutageGuard
+) -> WorkloadResult:
+    done = 0
+    while True:
+        before = client.calls  # one catalogue call per lookup
+        try:
+            # the round robin of targets and kinds goes on where the outage cut it
+            return run_single_queries(
+                ctx, _rotated(targets, done), count - done, _rotated(KINDS, done)
+            )
+        except TransportFailure:
+            if client.outage is None:
+                raise
+            done += client.calls - before
+            client.recover()
+
+
+def _run(
+    ctx: WorkloadContext, spec: WorkerSpec, client: OutageGuard, start: Callable[[], None]
+) -> WorkloadResult:
     if spec.workload == "full-cycle":
         start()
-        return run_full_cycle(ctx, spec.files)
+        return _full_cycle(ctx, spec.files, client)
     dataset_id, targets = _prepare_dataset(ctx, spec)
     if spec.workload == "single-query":
         start()
-        return run_single_queries(ctx, targets, spec.count)
+        return _single_queries(ctx, targets, spec.count, client)
     if spec.workload == "burst":
         start()
         return run_burst(ctx, dataset_id, spec.count, spec.batch_size)
@@ -131,7 +198,11 @@ def worker_main(
     outcome_error: str | None = None
     result: WorkloadResult | None = None
     try:
-        catalogue = connect(spec.client, spec.flavour)
+        catalogue = guard(
+            connect(spec.client, spec.flavour),
+            spec.outage_wait,
+            lambda outage: out.put(("outage", spec.index, outage)),
+        )
         try:
             catalogue.login(spec.credentials.authenticator, spec.credentials.as_login())
             ctx = WorkloadContext(
@@ -147,7 +218,15 @@ def worker_main(
                 recorder.drain()  # preparation is not measured; from here on records stream
                 streamer.start()
 
-            result = _run(ctx, spec, start)
+            try:
+                result = _run(ctx, spec, catalogue, start)
+            except TransportFailure as exc:
+                if catalogue.outage is None:
+                    raise
+                # not resumed: wait for the target all the same, so that the outage is
+                # recorded whole and the parent can clean up after this worker
+                catalogue.recover()
+                raise TransportError(f"{spec.workload} cut short by an outage: {exc}") from exc
         finally:
             with contextlib.suppress(Sv7Error):
                 catalogue.logout()
@@ -197,6 +276,13 @@ class WorkerRun:
     start_ns: int
     end_ns: int
     interrupted: bool = False
+    #: The latest report of each outage, by (worker index, outage start).
+    outage_reports: dict[tuple[int, int], Outage] = field(default_factory=dict)
+
+    @property
+    def outages(self) -> list[tuple[int, Outage]]:
+        """(worker index, outage) of every outage a worker saw."""
+        return [(index, o) for (index, _), o in sorted(self.outage_reports.items())]
 
     @property
     def records(self) -> list[TimingRecord]:
@@ -212,10 +298,12 @@ def run_workers(
     on_records: Callable[[list[TimingRecord]], None] | None = None,
     deadline_s: float = 3600.0,
     on_start: Callable[[list[int]], None] | None = None,
+    on_outage: Callable[[int, Outage], None] | None = None,
 ) -> WorkerRun:
     """Start one process per spec on a common barrier; collect records until all are done.
 
-    ``on_start`` gets the workers' process ids (the sampler watches their CPU).
+    ``on_start`` gets the workers' process ids (the sampler watches their CPU), ``on_outage``
+    each outage report (worker index, outage) as it arrives.
     """
     mp = multiprocessing.get_context("spawn")  # the parent may hold threads (local catalogue)
     barrier = mp.Barrier(len(specs) + 1)
@@ -230,7 +318,7 @@ def run_workers(
         with contextlib.suppress(threading.BrokenBarrierError):
             barrier.wait(timeout=START_TIMEOUT_S)  # broken: a worker failed; its outcome says why
         run.start_ns = time.perf_counter_ns()
-        _collect(run, out, len(specs), on_records, time.monotonic() + deadline_s)
+        _collect(run, out, len(specs), on_records, on_outage, time.monotonic() + deadline_s)
     except KeyboardInterrupt:
         run.interrupted = True
         # A Ctrl-C on a terminal reaches the workers too, a SIGINT sent to this process alone
@@ -239,7 +327,7 @@ def run_workers(
             if p.is_alive() and p.pid is not None:
                 with contextlib.suppress(OSError):
                     os.kill(p.pid, signal.SIGINT)
-        _collect(run, out, len(specs), on_records, time.monotonic() + 30)
+        _collect(run, out, len(specs), on_records, on_outage, time.monotonic() + 30)
     finally:
         for p in processes:
             p.join(timeout=10)
@@ -257,6 +345,7 @@ def _collect(
     out: multiprocessing.Queue[Any],
     expected: int,
     on_records: Callable[[list[TimingRecord]], None] | None,
+    on_outage: Callable[[int, Outage], None] | None,
     deadline: float,
 ) -> None:
     done = {o.index for o in run.outcomes}
@@ -269,6 +358,10 @@ def _collect(
             run.by_worker.setdefault(index, []).extend(payload)
             if on_records is not None:
                 on_records(payload)
+        elif kind == "outage":
+            run.outage_reports[(index, payload.start_ns)] = payload
+            if on_outage is not None:
+                on_outage(index, payload)
         elif index not in done:
             run.outcomes.append(payload)
             done.add(index)

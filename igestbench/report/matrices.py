@@ -1,0 +1,228 @@
+"""The participation and success matrices of a campaign, and their row, column and total sums.
+
+Definitions (shown on the page as well, so that a reader can redo the arithmetic):
+
+* **Participation** — a site took part in a part when one of its runs (the newest of each
+  target) requested it; a cell counts the targets it did so against. A row's count is the
+  number of parts the site took part in, its % that count over the campaign's parts; a
+  column's count is the number of sites, its % over the campaign's sites.
+* **Success** — a cell is the newest run of a client site against a target server: the checks
+  passed out of those run (skipped checks are left out). ``ok``: all passed; ``partial``: some;
+  ``failed``: none, or the run could not reach the target; ``not-run``: no run, or a run
+  without the verify part. Per row and column: ``count`` = cells run, ``ok`` = cells ok,
+  ``fail`` = count - ok (partial and failed: a cell succeeds only when every check passed),
+  success % = ok / count, coverage % = count / cells expected.
+* **Trend** against a previous campaign: sites and targets matched by name; a site that joined
+  or left shows with one side empty, and cells are listed only where their state changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from igestbench.report.footnotes import Problem, run_problems
+from igestbench.results.campaign import Campaign
+
+STATES = ("ok", "partial", "failed", "not-run")
+
+
+def percent(part: int, whole: int) -> float | None:
+    """``part`` of ``whole`` in %, None when there is no whole to speak of."""
+    return 100.0 * part / whole if whole else None
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Count of cells done out of those expected (participation)."""
+
+    count: int
+    expected: int
+
+    @property
+    def percent(self) -> float | None:
+        return percent(self.count, self.expected)
+
+
+@dataclass(frozen=True)
+class ParticipationRow:
+    site: str
+    country: str
+    #: per campaign part, the number of targets the site ran it against
+    cells: tuple[int, ...]
+    tally: Tally
+
+
+@dataclass(frozen=True)
+class Participation:
+    parts: tuple[str, ...]
+    rows: tuple[ParticipationRow, ...]
+    columns: tuple[Tally, ...]
+    total: Tally
+
+
+@dataclass(frozen=True)
+class SuccessCell:
+    site: str
+    target: str
+    state: str
+    passed: int
+    total: int
+    problems: tuple[Problem, ...]
+    #: "complete", "partial", … of the run; None when there is no run
+    status: str | None
+
+    @property
+    def text(self) -> str:
+        if self.state == "not-run":
+            return "\u2013"  # an en dash: nothing to count
+        return f"{self.passed}/{self.total}" if self.total else "✗"
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The sums of a row, a column or the whole success matrix."""
+
+    count: int
+    ok: int
+    expected: int
+
+    @property
+    def fail(self) -> int:
+        return self.count - self.ok
+
+    @property
+    def success(self) -> float | None:
+        return percent(self.ok, self.count)
+
+    @property
+    def coverage(self) -> float | None:
+        return percent(self.count, self.expected)
+
+
+@dataclass(frozen=True)
+class SuccessRow:
+    site: str
+    cells: tuple[SuccessCell, ...]
+    summary: Summary
+
+
+@dataclass(frozen=True)
+class Success:
+    targets: tuple[str, ...]
+    rows: tuple[SuccessRow, ...]
+    columns: tuple[Summary, ...]
+    total: Summary
+
+
+def participation(campaign: Campaign) -> Participation:
+    parts = campaign.parts
+    rows = []
+    for site in campaign.sites:
+        runs = [r for r in campaign.runs if r.site == site.name]
+        cells = tuple(sum(part in r.result.raw["run"].get("parts", ()) for r in runs)
+                      for part in parts)
+        rows.append(ParticipationRow(site.name, site.country, cells,
+                                     Tally(sum(n > 0 for n in cells), len(parts))))
+    columns = tuple(Tally(sum(row.cells[i] > 0 for row in rows), len(rows))
+                    for i in range(len(parts)))
+    total = Tally(sum(t.count for t in columns), len(rows) * len(parts))
+    return Participation(parts, tuple(rows), columns, total)
+
+
+def _cell(campaign: Campaign, site: str, target: str) -> SuccessCell:
+    run = campaign.run(site, target)
+    if run is None:
+        return SuccessCell(site, target, "not-run", 0, 0, (), None)
+    result = run.result
+    outcomes = [c["outcome"] for c in result.checks]
+    passed = outcomes.count("passed")
+    total = sum(o != "skipped" for o in outcomes)
+    problems = run_problems(result)
+    if total == 0 and not problems:
+        return SuccessCell(site, target, "not-run", 0, 0, (), result.status)
+    if total and passed == total:
+        state = "ok"
+    elif passed:
+        state = "partial"
+    else:
+        state = "failed"
+    return SuccessCell(site, target, state, passed, total, problems, result.status)
+
+
+def _summary(cells: Sequence[SuccessCell], expected: int) -> Summary:
+    run = [c for c in cells if c.state != "not-run"]
+    return Summary(len(run), sum(c.state == "ok" for c in run), expected)
+
+
+def success(campaign: Campaign) -> Success:
+    targets = tuple(t.name for t in campaign.targets)
+    rows = []
+    for site in campaign.sites:
+        cells = tuple(_cell(campaign, site.name, target) for target in targets)
+        rows.append(SuccessRow(site.name, cells, _summary(cells, len(targets))))
+    columns = tuple(_summary([row.cells[i] for row in rows], len(rows))
+                    for i in range(len(targets)))
+    every = [cell for row in rows for cell in row.cells]
+    return Success(targets, tuple(rows), columns, _summary(every, len(every)))
+
+
+# --- the trend against a previous campaign ------------------------------------------------
+
+#: Which way a change of state goes, for the arrow and the colour on the page.
+_RANK = {"not-run": 0, "failed": 1, "partial": 2, "ok": 3}
+
+
+@dataclass(frozen=True)
+class TrendRow:
+    site: str
+    participation_before: Tally | None
+    participation_now: Tally | None
+    success_before: Summary | None
+    success_now: Summary | None
+
+
+@dataclass(frozen=True)
+class CellChange:
+    site: str
+    target: str
+    before: SuccessCell | None
+    now: SuccessCell | None
+
+    @property
+    def direction(self) -> str:
+        """"better", "worse" or "same" (a new cell is better than none)."""
+        old = _RANK[self.before.state] if self.before else 0
+        new = _RANK[self.now.state] if self.now else 0
+        return "better" if new > old else "worse" if new < old else "same"
+
+
+@dataclass(frozen=True)
+class Trend:
+    previous: str
+    rows: tuple[TrendRow, ...]
+    participation: tuple[Tally, Tally]
+    success: tuple[Summary, Summary]
+    changes: tuple[CellChange, ...]
+
+
+def trend(previous_name: str, before: tuple[Participation, Success],
+          now: tuple[Participation, Success]) -> Trend:
+    (part_old, succ_old), (part_new, succ_new) = before, now
+    sites = list(dict.fromkeys([r.site for r in succ_new.rows] + [r.site for r in succ_old.rows]))
+    p_old = {r.site: r.tally for r in part_old.rows}
+    p_new = {r.site: r.tally for r in part_new.rows}
+    s_old = {r.site: r.summary for r in succ_old.rows}
+    s_new = {r.site: r.summary for r in succ_new.rows}
+    rows = tuple(TrendRow(site, p_old.get(site), p_new.get(site), s_old.get(site),
+                          s_new.get(site)) for site in sites)
+    cells_old = {(c.site, c.target): c for r in succ_old.rows for c in r.cells}
+    cells_new = {(c.site, c.target): c for r in succ_new.rows for c in r.cells}
+    changes = []
+    for key in dict.fromkeys([*cells_new, *cells_old]):
+        old, new = cells_old.get(key), cells_new.get(key)
+        if (old.state if old else "not-run") != (new.state if new else "not-run") or (
+                old and new and (old.passed, old.total) != (new.passed, new.total)):
+            changes.append(CellChange(key[0], key[1], old, new))
+    return Trend(previous_name, rows, (part_old.total, part_new.total),
+                 (succ_old.total, succ_new.total), tuple(changes))

@@ -1,0 +1,113 @@
+"""The report as HTML (one self-contained page), Markdown and CSV.
+
+Every string from a partner's file reaches the page through Jinja with autoescape on, in HTML
+and Markdown alike (a Markdown viewer renders raw HTML, so escaping there matters as much).
+The charts are the one piece of markup inserted as is: matplotlib wrote it and escaped every
+label itself. CSV cells that a spreadsheet would take for a formula are quoted with ``'``.
+
+The templates are package data of ``igestbench.report`` (``templates/`` at the top of the
+repository points there), so they are found in a source checkout and after ``pip install``.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from igestbench.report.model import Report
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0f} %"
+
+
+def num(value: float | None, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:,.{digits}f}"
+
+
+def _markdown_cell(value: Any) -> Any:
+    # a "|" would end the table cell and a newline the row
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return value.replace("|", "\\|").replace("\n", " ")
+    return value
+
+
+@functools.cache
+def environment(markdown: bool = False) -> Environment:
+    env = Environment(
+        loader=PackageLoader("igestbench.report", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,  # a misspelt field fails the render, not the reader
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        finalize=_markdown_cell if markdown else None,
+    )
+    env.filters.update(pct=pct, num=num)
+    return env
+
+
+def render_html(report: Report) -> str:
+    charts = {chart.key: Markup(chart.svg) for chart in report.charts}  # matplotlib's own SVG
+    return environment().get_template("report.html.j2").render(r=report, svg=charts)
+
+
+def render_markdown(report: Report) -> str:
+    return environment(markdown=True).get_template("report.md.j2").render(r=report)
+
+
+def _safe(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return "" if value is None else value
+
+
+def _write(path: Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.writer(out)
+        writer.writerow(header)
+        writer.writerows([_safe(v) for v in row] for row in rows)
+    return path
+
+
+def write_csv(report: Report, directory: Path) -> list[Path]:
+    """The matrices and tables as CSV files in ``directory``; their paths."""
+    directory.mkdir(parents=True, exist_ok=True)
+    p, s = report.participation, report.success
+    written = [
+        _write(directory / "participation.csv", ["site", "country", *p.parts, "count", "percent"],
+               ([row.site, row.country, *row.cells, row.tally.count, row.tally.percent]
+                for row in p.rows)),
+        _write(directory / "success.csv",
+               ["site", "target", "state", "passed", "total", "footnotes"],
+               ([c.site, c.target, c.state, c.passed, c.total,
+                 " ".join(report.marks.get((c.site, c.target), ()))]
+                for row in s.rows for c in row.cells)),
+        _write(directory / "success-summary.csv",
+               ["kind", "name", "count", "ok", "fail", "success_percent", "coverage_percent"],
+               [*(["site", row.site, row.summary.count, row.summary.ok, row.summary.fail,
+                   row.summary.success, row.summary.coverage] for row in s.rows),
+                *(["target", name, c.count, c.ok, c.fail, c.success, c.coverage]
+                  for name, c in zip(s.targets, s.columns, strict=True)),
+                ["total", "", s.total.count, s.total.ok, s.total.fail, s.total.success,
+                 s.total.coverage]]),
+        _write(directory / "footnotes.csv", ["letter", "target", "cause", "text", "hint", "sites"],
+               ([f.letter, f.target, f.cause, f.text, f.hint, " ".join(f.sites)]
+                for f in report.footnotes)),
+        _write(directory / "scores.csv",
+               ["target", "aspect", "level", "score", "max", "evidence", "sites"],
+               ([t.target, a.aspect, a.level, a.score, a.max, a.evidence, " ".join(a.sites)]
+                for t in report.scores for a in t.aspects)),
+    ]
+    fields = list(report.benchmarks[0].__dataclass_fields__) if report.benchmarks else ["site"]
+    written.append(_write(directory / "benchmarks.csv", fields,
+                          ([getattr(row, f) for f in fields] for row in report.benchmarks)))
+    return written

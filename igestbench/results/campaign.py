@@ -1,0 +1,167 @@
+"""The campaign file: what ``sv7 merge`` writes and the only thing ``sv7 report`` reads.
+
+One JSON object, versioned like the result files::
+
+    {"format": "igestbench-campaign", "version": 1,
+     "tool": {"name": "igestbench", "version": "0.1.0"},
+     "campaign": {"name": ..., "title": ..., "declared": true,   # false: no campaign.toml
+                  "parts": [...], "sites": [{"name", "country"}],
+                  "targets": [{"name", "url", "operator"}]},      # url canonical (merge.py)
+     "runs": [{"site", "target", "file", "file_version", "sha256",
+               "result": {... the whole result document, current result version ...}}],
+     "history": [{"site", "target", "file", "sha256", "run_id", "started", "status",
+                  "passed", "total"}],           # older runs of a cell, newest first
+     "skipped": [{"file", "reason"}],            # unreadable result files
+     "unexpected": [{"file", "site", "target", "reason"}]}   # not in campaign.toml
+
+``runs`` holds one entry per site x target (the newest run) with the result document itself,
+so that a report needs nothing but this file. Sites and targets are named as the campaign
+names them; ``file`` is the result file's base name (paths differ between machines and would
+make two merges of the same files differ).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from secrets import token_hex
+from typing import Any
+
+from igestbench.config import CampaignSite, CampaignTarget
+from igestbench.results.format import JSONObject, ResultFileError, json_type_name
+from igestbench.results.loader import ResultFile, result_from_document
+
+CAMPAIGN_FORMAT = "igestbench-campaign"
+
+# Campaign format version history (the result documents inside carry their own version):
+#
+# 1 - (igestbench 0.1.0) first version: campaign, runs, history, skipped, unexpected
+CAMPAIGN_VERSION = 1
+
+_SECTIONS: Mapping[str, type] = {"campaign": dict, "runs": list, "history": list,
+                                 "skipped": list, "unexpected": list}
+
+
+@dataclass(frozen=True)
+class CampaignRun:
+    """The newest run of one site x target, and the result file it came from."""
+
+    site: str
+    target: str
+    file: str
+    #: The format version the result file was written in (old ones are upgraded on merge).
+    file_version: int
+    result: ResultFile
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """An older run of a cell: kept so that a report can say what changed."""
+
+    site: str
+    target: str
+    file: str
+    run_id: str
+    started: str
+    status: str
+    passed: int
+    total: int
+
+
+@dataclass(frozen=True)
+class Skipped:
+    file: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """A loaded campaign file (see the module docstring)."""
+
+    path: Path
+    name: str
+    title: str
+    #: Whether a campaign.toml listed what was expected (else: what the files showed).
+    declared: bool
+    parts: tuple[str, ...]
+    sites: tuple[CampaignSite, ...]
+    targets: tuple[CampaignTarget, ...]
+    runs: tuple[CampaignRun, ...]
+    history: tuple[HistoryEntry, ...]
+    skipped: tuple[Skipped, ...]
+    unexpected: tuple[Mapping[str, str], ...]
+
+    def run(self, site: str, target: str) -> CampaignRun | None:
+        return next((r for r in self.runs if r.site == site and r.target == target), None)
+
+
+def dump_campaign(doc: JSONObject, path: Path) -> None:
+    """Write ``doc`` to ``path`` atomically: the same document always gives the same bytes."""
+    data = json.dumps(doc, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{token_hex(4)}.tmp")
+    try:
+        tmp.write_text(data, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ResultFileError(path, f"cannot write ({exc})") from exc
+
+
+def load_campaign(path: str | os.PathLike[str]) -> Campaign:
+    """The campaign file at ``path``; :class:`ResultFileError` naming it when it is not one."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ResultFileError(path, "not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResultFileError(path, f"cannot read ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise ResultFileError(path, f"not valid JSON: {exc.msg} (line {exc.lineno})") from None
+    if not isinstance(doc, dict) or doc.get("format") != CAMPAIGN_FORMAT:
+        raise ResultFileError(path, f'not a campaign file (no "format": "{CAMPAIGN_FORMAT}"; '
+                                    "sv7 merge writes one)")
+    version = doc.get("version")
+    if version != CAMPAIGN_VERSION:
+        raise ResultFileError(path, f"unknown campaign format version {version!r}; this "
+                                    f"igestbench reads version {CAMPAIGN_VERSION}")
+    for key, kind in _SECTIONS.items():
+        if not isinstance(doc.get(key), kind):
+            raise ResultFileError(path, f"{key} is {json_type_name(doc.get(key))}, "
+                                        f"expected {json_type_name(kind())}")
+    try:
+        return _view(path, doc)
+    except (KeyError, TypeError, ValueError) as exc:
+        # a hand-edited campaign file: one line naming the file, not a traceback
+        reason = f"damaged campaign file ({type(exc).__name__}: {exc})"
+        raise ResultFileError(path, reason) from None
+
+
+def _view(path: Path, doc: JSONObject) -> Campaign:
+    head: dict[str, Any] = doc["campaign"]
+    runs = []
+    for i, entry in enumerate(doc["runs"]):
+        # embedded results pass the result loader's checks and upgrades like files do
+        result = result_from_document(entry["result"], f"{path}: runs[{i}] ({entry['file']})")
+        runs.append(CampaignRun(entry["site"], entry["target"], entry["file"],
+                                int(entry["file_version"]), result))
+    return Campaign(
+        path=path,
+        name=str(head["name"]),
+        title=str(head.get("title") or ""),
+        declared=bool(head["declared"]),
+        parts=tuple(str(p) for p in head["parts"]),
+        sites=tuple(CampaignSite(str(s["name"]), str(s.get("country") or ""))
+                    for s in head["sites"]),
+        targets=tuple(CampaignTarget(str(t["name"]), str(t["url"]), t.get("operator"))
+                      for t in head["targets"]),
+        runs=tuple(runs),
+        history=tuple(HistoryEntry(**{k: h[k] for k in HistoryEntry.__dataclass_fields__})
+                      for h in doc["history"]),
+        skipped=tuple(Skipped(str(s["file"]), str(s["reason"])) for s in doc["skipped"]),
+        unexpected=tuple({str(k): str(v) for k, v in u.items()} for u in doc["unexpected"]),
+    )

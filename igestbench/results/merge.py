@@ -1,0 +1,179 @@
+"""``sv7 merge``: every partner's result files into one campaign file.
+
+Rules (issue 6):
+
+* a site x target cell is counted by its newest run (latest ``run.started``; ties broken by the
+  finish time, the run id and finally the file's SHA-256, so the choice never depends on the
+  order of the files); older runs of the cell are kept as history;
+* a file that cannot be read (corrupt, truncated, foreign, unknown version) is reported with its
+  name and the loader's reason, and skipped; the same file given twice counts once;
+* with a campaign.toml, a file of a site or target the campaign does not list is reported and
+  kept out of the matrices; without one, the sites and targets seen are the expected ones;
+* targets are compared by their canonical URL (:func:`canonical_target`), so that
+  ``https://ICAT.example.org/ICATService/ICAT/`` in campaign.toml and
+  ``https://icat.example.org:443/ICATService/ICAT`` in a result file are the same catalogue;
+  sites by their name, ignoring case, and spelled as the campaign spells them.
+
+The output is a pure function of the set of readable files and the campaign: sorted, with no
+clock and no path in it (see :mod:`.campaign`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from igestbench import __version__
+from igestbench.client.transport import endpoint_of
+from igestbench.config import PARTS, CampaignConfig, CampaignSite, CampaignTarget
+from igestbench.errors import UsageError
+from igestbench.results.campaign import CAMPAIGN_FORMAT, CAMPAIGN_VERSION, Skipped
+from igestbench.results.format import JSONObject, ResultFileError
+from igestbench.results.loader import ResultFile, load_result
+
+_DEFAULT_PORTS = {"https": 443, "http": 80}
+
+
+def canonical_target(url: str) -> str:
+    """``scheme://host:port/path``: scheme and host lower-case, the default port written out,
+    the service path (ICAT's default when none is given) without a trailing slash."""
+    endpoint = endpoint_of(url)
+    host = endpoint.host.lower()
+    if ":" in host:  # an IPv6 address keeps its brackets in a URL
+        host = f"[{host}]"
+    return f"{endpoint.scheme}://{host}:{endpoint.port}{endpoint.path.rstrip('/')}"
+
+
+def _short_target_name(canonical: str) -> str:
+    """How a target without a campaign entry is named: its host, and its port if unusual."""
+    endpoint = endpoint_of(canonical)
+    host = endpoint.host
+    if endpoint.port == _DEFAULT_PORTS[endpoint.scheme]:
+        return host
+    return f"{host}:{endpoint.port}"
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    result: ResultFile
+    sha256: str
+    target: str  # canonical URL
+
+    @property
+    def order(self) -> tuple[str, str, str, str]:
+        """Sort key: later is newer (ISO times in UTC compare as text)."""
+        finished = self.result.finished.isoformat() if self.result.finished else ""
+        return (self.result.started.isoformat(), finished, self.result.run_id, self.sha256)
+
+
+@dataclass(frozen=True)
+class MergeOutcome:
+    """The campaign document and what the user must be told about the inputs."""
+
+    document: JSONObject
+    skipped: tuple[Skipped, ...]
+    #: One line per file of a site or target that the campaign does not list.
+    unexpected: tuple[str, ...]
+
+
+def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | None = None,
+          name: str = "campaign") -> MergeOutcome:
+    """Merge the result files at ``paths`` (see the module docstring)."""
+    loaded: dict[str, _Loaded] = {}
+    skipped: set[Skipped] = set()
+    for raw_path in paths:
+        path = Path(raw_path)
+        try:
+            data = path.read_bytes()
+            result = load_result(path)
+            target = canonical_target(result.target_url)
+        except ResultFileError as exc:
+            skipped.add(Skipped(path.name, exc.reason))
+            continue
+        except OSError as exc:
+            skipped.add(Skipped(path.name, f"cannot read ({exc.strerror or exc})"))
+            continue
+        except UsageError as exc:  # the URL in the file is not an ICAT address
+            skipped.add(Skipped(path.name, f"target.url: {exc}"))
+            continue
+        digest = hashlib.sha256(data).hexdigest()
+        loaded[digest] = _Loaded(result, digest, target)
+    files = sorted(loaded.values(), key=lambda f: f.order)
+    head, site_names, target_names = _expected(files, campaign, name)
+    cells: dict[tuple[str, str], list[_Loaded]] = {}
+    unexpected: list[dict[str, str]] = []
+    for item in files:
+        site_name = site_names.get(item.result.site.casefold())
+        target_name = target_names.get(item.target)
+        if site_name is None or target_name is None:
+            what = "site" if site_name is None else "target"
+            unexpected.append({"file": item.result.path.name, "site": item.result.site,
+                               "target": item.target,
+                               "reason": f"{what} not in the campaign"})
+            continue
+        cells.setdefault((site_name, target_name), []).append(item)
+    runs: list[JSONObject] = []
+    history: list[JSONObject] = []
+    for (site, target), items in sorted(cells.items()):
+        newest, *older = sorted(items, key=lambda f: f.order, reverse=True)
+        runs.append({"site": site, "target": target, "file": newest.result.path.name,
+                     "file_version": newest.result.version, "sha256": newest.sha256,
+                     "result": newest.result.raw})
+        history.extend(_history(site, target, item) for item in older)
+    unexpected.sort(key=lambda u: (u["file"], u["site"], u["target"]))
+    ordered_skips = tuple(sorted(skipped, key=lambda s: (s.file, s.reason)))
+    document: JSONObject = {
+        "format": CAMPAIGN_FORMAT,
+        "version": CAMPAIGN_VERSION,
+        "tool": {"name": "igestbench", "version": __version__},
+        "campaign": head,
+        "runs": runs,
+        "history": history,
+        "skipped": [{"file": s.file, "reason": s.reason} for s in ordered_skips],
+        "unexpected": unexpected,
+    }
+    lines = tuple(f"{u['file']}: {u['reason']} (site {u['site']}, target {u['target']})"
+                  for u in unexpected)
+    return MergeOutcome(document, ordered_skips, lines)
+
+
+def _expected(files: list[_Loaded], campaign: CampaignConfig | None, name: str
+              ) -> tuple[JSONObject, dict[str, str], dict[str, str]]:
+    """The campaign section, and the maps folded site name → site, canonical URL → target."""
+    if campaign is None:
+        sites = [CampaignSite(s) for s in sorted({f.result.site for f in files})]
+        targets = [CampaignTarget(_short_target_name(url), url)
+                   for url in sorted({f.target for f in files})]
+        seen = {p for f in files for p in f.result.raw["run"].get("parts", ())}
+        parts = tuple(p for p in PARTS if p in seen)
+        title, declared = "", False
+    else:
+        sites = list(campaign.sites)
+        targets = [CampaignTarget(t.name, canonical_target(t.url), t.operator)
+                   for t in campaign.targets]
+        urls = [t.url for t in targets]
+        twice = sorted({u for u in urls if urls.count(u) > 1})
+        if twice:
+            raise UsageError(f"campaign {campaign.name}: the same target listed twice: "
+                             f"{', '.join(twice)}")
+        name, title, parts, declared = campaign.name, campaign.title, campaign.parts, True
+    head: JSONObject = {
+        "name": name, "title": title, "declared": declared, "parts": list(parts),
+        "sites": [{"name": s.name, "country": s.country} for s in sites],
+        "targets": [{"name": t.name, "url": t.url, "operator": t.operator} for t in targets],
+    }
+    return (head, {s.name.casefold(): s.name for s in sites},
+            {t.url: t.name for t in targets})
+
+
+def _history(site: str, target: str, item: _Loaded) -> dict[str, Any]:
+    outcomes = [c.get("outcome") for c in item.result.checks]
+    return {"site": site, "target": target, "file": item.result.path.name,
+            "sha256": item.sha256, "run_id": item.result.run_id,
+            "started": item.result.raw["run"]["started"], "status": item.result.status,
+            "passed": outcomes.count("passed"),
+            "total": sum(o != "skipped" for o in outcomes)}

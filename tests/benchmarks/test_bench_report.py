@@ -1,0 +1,87 @@
+"""Merging and rendering a campaign of 30 sites x 30 targets: the issue asks for under 10 s.
+
+The 900 result files are synthetic but full-sized where it costs: every run has the service
+checks, four workloads at two concurrency levels with real HdrHistograms, a five-step load sweep
+and sampler series, so the report draws all its tables and charts. The figure is printed, not
+asserted (machines differ); `tox -e bench` shows it.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pytest_benchmark.fixture import BenchmarkFixture
+
+from igestbench.config import CampaignConfig, CampaignSite, CampaignTarget
+from igestbench.report import build_report, render_html
+from igestbench.results.campaign import dump_campaign, load_campaign
+from igestbench.results.merge import merge
+from tests.campaign_helpers import REFUSED_PROBE, bench, check, sample, sweep, write_result
+
+SITES = TARGETS = 30
+UNIT_OPS = {"full-cycle": "full-cycle", "single-query": "single-query/jpql",
+            "burst": "burst/create", "multi-query": "multi-query/whole/fetch"}
+
+pytestmark = pytest.mark.benchmark(group="report")
+
+
+def _entries() -> list[dict[str, Any]]:
+    # encoded once and reused: encoding 7,200 histograms would dominate the setup, not the test
+    return [bench(workload, op, level, [2.0 + (i * 7 % 13) / level for i in range(200)])
+            for workload, op in UNIT_OPS.items() for level in (1, 2)]
+
+
+@pytest.fixture(scope="module")
+def result_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], CampaignConfig]:
+    directory = tmp_path_factory.mktemp("campaign-30x30")
+    entries = _entries()
+    checks = [check(f"c{i}", "failed" if i == 3 else "passed", "timeout") for i in range(25)]
+    samples = [sample(f"{w}/zeep/{n}", [20.0, 35.0, 50.0]) for w in UNIT_OPS for n in (1, 2)]
+    files = []
+    for s in range(SITES):
+        for t in range(TARGETS):
+            url = f"https://icat{t}.example:8181/ICATService/ICAT"
+            if (s + t) % 11 == 0:  # some firewalls
+                files.append(write_result(directory, f"SITE{s}", url, run_id=f"r{s}-{t}",
+                                          status="failed", probe=REFUSED_PROBE,
+                                          notes=[f"target unreachable: {url}: refused"]))
+                continue
+            files.append(write_result(
+                directory, f"SITE{s}", url, run_id=f"r{s}-{t}", minutes=s + t,
+                parts=("verify", *UNIT_OPS, "sweep"), checks=checks[: 20 + (s + t) % 6],
+                benchmarks=entries, sweeps=[sweep([10, 20, 40, 80, 160], 1.0 + t / 10)],
+                samples=samples))
+    config = CampaignConfig(
+        "bench", tuple(CampaignSite(f"SITE{s}") for s in range(SITES)),
+        tuple(CampaignTarget(f"ICAT {t}", f"https://icat{t}.example:8181/ICATService/ICAT",
+                             f"SITE{t}") for t in range(TARGETS)))
+    return files, config
+
+
+def test_merge_and_render_30_by_30(
+    benchmark: BenchmarkFixture, capsys: pytest.CaptureFixture[str],
+    result_files: tuple[list[Path], CampaignConfig], tmp_path: Path,
+) -> None:
+    files, config = result_files
+    timings: dict[str, float] = {}
+
+    def merge_and_render() -> str:
+        start = time.perf_counter()
+        dump_campaign(merge(files, config).document, tmp_path / "campaign.json")
+        merged = time.perf_counter()
+        report = build_report(load_campaign(tmp_path / "campaign.json"))
+        page = render_html(report)
+        timings.update(merge=merged - start, report=time.perf_counter() - merged,
+                       charts=len(report.charts))
+        return page
+
+    page = benchmark.pedantic(merge_and_render, rounds=1, iterations=1)
+    assert page.count('class="cell ') == SITES * TARGETS
+    with capsys.disabled():
+        print(f"\n30 sites x 30 targets: merge {timings['merge']:.2f} s, report "
+              f"{timings['report']:.2f} s ({timings['charts']:.0f} charts), total "
+              f"{timings['merge'] + timings['report']:.2f} s (goal: under 10 s); "
+              f"page {len(page) / 1e6:.1f} MB")

@@ -1,0 +1,168 @@
+"""sv7 merge: newest run per cell, history, bad files skipped with reasons, order independence."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from igestbench.cli import main
+from igestbench.config import CampaignConfig, CampaignSite, CampaignTarget, load_campaign_config
+from igestbench.errors import UsageError
+from igestbench.results import ResultFileError
+from igestbench.results.campaign import dump_campaign, load_campaign
+from igestbench.results.merge import canonical_target, merge
+from tests.campaign_helpers import check, write_result
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "fixtures" / "results"
+T1 = "https://icat.one.example:8181/ICATService/ICAT"
+T2 = "https://icat.two.example/ICATService/ICAT"
+
+
+@pytest.mark.parametrize(("url", "canonical"), [
+    ("https://ICAT.Example.org/ICATService/ICAT/", "https://icat.example.org:443/ICATService/ICAT"),
+    ("https://icat.example.org:443/ICATService/ICAT", "https://icat.example.org:443/ICATService/ICAT"),
+    ("icat.example.org", "https://icat.example.org:443/ICATService/ICAT"),
+    ("http://icat.example.org/icat/ICAT", "http://icat.example.org:80/icat/ICAT"),
+    ("HTTPS://[::1]:8443/ICATService/ICAT?wsdl", "https://[::1]:8443/ICATService/ICAT"),
+])
+def test_target_identity_is_canonical(url: str, canonical: str) -> None:
+    assert canonical_target(url) == canonical
+
+
+def campaign() -> CampaignConfig:
+    return CampaignConfig(
+        name="c", sites=(CampaignSite("ELETTRA", "IT"), CampaignSite("HZB", "DE")),
+        targets=(CampaignTarget("One", "https://ICAT.one.example:8181/ICATService/ICAT/", "HZB"),
+                 CampaignTarget("Two", "icat.two.example", "ELETTRA")))
+
+
+def test_the_newest_run_counts_and_older_ones_are_history(tmp_path: Path) -> None:
+    old = write_result(tmp_path, "ELETTRA", T1, run_id="old", minutes=0,
+                       checks=[check("a", "failed", "refused")])
+    new = write_result(tmp_path, "elettra", T1, run_id="new", minutes=60, checks=[check("a")])
+    outcome = merge([new, old], campaign())
+    (run,) = outcome.document["runs"]
+    assert (run["site"], run["target"], run["file"]) == ("ELETTRA", "One", new.name)
+    assert run["result"]["run"]["id"] == "new"
+    (history,) = outcome.document["history"]
+    assert (history["run_id"], history["passed"], history["total"]) == ("old", 0, 1)
+    assert outcome.skipped == () and outcome.unexpected == ()
+
+
+def test_merging_is_order_independent(tmp_path: Path) -> None:
+    files = [write_result(tmp_path, site, url, run_id=f"{site}{i}", minutes=i * 7 % 5,
+                          checks=[check("a", "passed" if i % 2 else "failed", "timeout")])
+             for i in range(6) for site, url in (("ELETTRA", T1), ("HZB", T2))]
+    files += [*sorted((RESULTS / "bad").iterdir()), files[0]]  # and a file given twice
+    expected = merge(files, campaign()).document
+    shuffler = random.Random(6)
+    for attempt in range(5):
+        shuffler.shuffle(files)
+        assert merge(files, campaign()).document == expected
+        dump_campaign(merge(files, campaign()).document, tmp_path / f"c{attempt}.json")
+    written = {p.read_bytes() for p in tmp_path.glob("c*.json")}
+    assert len(written) == 1  # byte for byte
+    assert len(expected["runs"]) == 2 and len(expected["history"]) == 10
+
+
+def test_bad_files_are_skipped_with_name_and_reason(tmp_path: Path) -> None:
+    good = write_result(tmp_path, "HZB", T2, checks=[check("a")])
+    outcome = merge([good, *sorted((RESULTS / "bad").iterdir())], campaign())
+    reasons = {s.file: s.reason for s in outcome.skipped}
+    assert reasons == {
+        "bad-foreign.json": 'foreign JSON file: no "format": "igestbench-result" key',
+        "bad-future-version.json": "written by a newer igestbench (version 99); this one "
+                                   "reads up to 2",
+        "bad-html-page.json": "not JSON but an HTML page (an error or login page saved as the "
+                              "file?)",
+        "bad-missing-site.json": "missing required key run.site",
+        "bad-truncated.json": "truncated (the file ends early — an interrupted copy?)",
+    }
+    assert [r["file"] for r in outcome.document["runs"]] == [good.name]
+    assert outcome.document["skipped"][0] == {"file": "bad-foreign.json",
+                                              "reason": reasons["bad-foreign.json"]}
+
+
+def test_every_supported_version_is_accepted() -> None:
+    files = sorted(RESULTS.glob("v*/*.json"))
+    assert [f.parent.name for f in files] == ["v1", "v2"]
+    outcome = merge(files)  # the same run in both versions: one counts, one is history
+    (run,) = outcome.document["runs"]
+    assert run["file_version"] in (1, 2) and len(outcome.document["history"]) == 1
+    assert run["result"]["version"] == 2  # the campaign holds the current version only
+
+
+def test_sites_and_targets_not_in_the_campaign_are_reported(tmp_path: Path) -> None:
+    stray_site = write_result(tmp_path, "DESY", T1, checks=[check("a")])
+    stray_target = write_result(tmp_path, "HZB", "https://other.example/ICATService/ICAT")
+    outcome = merge([stray_site, stray_target], campaign())
+    assert outcome.document["runs"] == []
+    assert outcome.unexpected == (
+        f"{stray_site.name}: site not in the campaign (site DESY, target "
+        "https://icat.one.example:8181/ICATService/ICAT)",
+        f"{stray_target.name}: target not in the campaign (site HZB, target "
+        "https://other.example:443/ICATService/ICAT)",
+    )
+
+
+def test_without_a_campaign_the_files_define_it(tmp_path: Path) -> None:
+    files = [write_result(tmp_path, "HZB", T1, parts=("verify", "burst")),
+             write_result(tmp_path, "ELETTRA", T2, parts=("sweep", "verify"))]
+    head = merge(files, name="nov").document["campaign"]
+    assert head["declared"] is False and head["name"] == "nov"
+    assert [s["name"] for s in head["sites"]] == ["ELETTRA", "HZB"]
+    assert [t["name"] for t in head["targets"]] == ["icat.one.example:8181", "icat.two.example"]
+    assert head["parts"] == ["verify", "burst", "sweep"]
+
+
+def test_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    toml = tmp_path / "campaign.toml"
+    toml.write_text('[campaign]\nname = "nov"\nparts = ["verify"]\n'
+                    '[[site]]\nname = "HZB"\n[[target]]\nname = "Two"\n'
+                    f'url = "{T2}"\noperator = "HZB"\n', encoding="utf-8")
+    good = write_result(tmp_path / "r", "HZB", T2, checks=[check("a")])
+    out = tmp_path / "campaign.json"
+    assert main(["merge", str(good), "--campaign", str(toml), "-o", str(out)]) == 0
+    assert load_campaign(out).run("HZB", "Two") is not None
+    bad = RESULTS / "bad" / "bad-truncated.json"
+    assert main(["merge", str(good), str(bad), "--campaign", str(toml), "-o", str(out)]) == 1
+    assert "skipped bad-truncated.json: truncated" in capsys.readouterr().err
+    out.unlink()
+    assert main(["merge", str(good), str(bad), "-o", str(out), "--strict"]) == 1
+    assert "nothing written (--strict)" in capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ('[campaign]\nname = "x"\n[[target]]\nname = "T"\nurl = "h"\noperator = "Nobody"\n',
+     "operator Nobody is not one of the [[site]] names"),
+    ('[campaign]\nname = "x"\n[[site]]\nname = "HZB"\n[[site]]\nname = "hzb"\n',
+     "site HZB, hzb listed more than once"),
+    ('[campaign]\nname = "x"\nparts = ["dance"]\n', "unknown part(s) dance"),
+    ('[campaign]\n', "name must be a non-empty string"),
+    ("[campaign\n", "not valid TOML"),
+])
+def test_campaign_toml_errors_are_named(tmp_path: Path, text: str, reason: str) -> None:
+    path = tmp_path / "campaign.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(UsageError, match=reason.replace("(", r"\(").replace(")", r"\)")
+                       .replace("[", r"\[").replace("]", r"\]")):
+        load_campaign_config(path)
+
+
+def test_a_campaign_file_is_checked_on_load(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps({"format": "igestbench-campaign", "version": 7}), encoding="utf-8")
+    with pytest.raises(ResultFileError, match="unknown campaign format version 7"):
+        load_campaign(path)
+    with pytest.raises(ResultFileError, match="not a campaign file"):
+        load_campaign(RESULTS / "v2" / "ELETTRA_icat.example.org_20261121T223000-ab12.json")
+    doc = merge([write_result(tmp_path, "HZB", T2, checks=[check("a")])]).document
+    del doc["runs"][0]["result"]["run"]["site"]
+    dump_campaign(doc, path)
+    with pytest.raises(ResultFileError, match=r"runs\[0\].*missing required key run\.site"):
+        load_campaign(path)
