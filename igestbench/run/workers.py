@@ -9,11 +9,11 @@ clean up after any worker, also one that died. Ctrl-C reaches the workers too: e
 what it has, and leaves the cleanup to the parent.
 
 A worker's client is wrapped in an :class:`~igestbench.run.outage.OutageGuard`, which sends
-outages to the parent as they start and end. When one cuts a workload short, the worker waits for
-the target (bounded) and resumes where it stopped: the full cycle with the next file (the one cut
-counts as a failed cycle, as an ICAT fault would), the single-result queries with the next
-lookup. Burst and multi-query are not resumed — their checks count what one uninterrupted pass
-made — the worker waits for the target, so the outage is recorded whole, and ends with an error.
+outages to the parent as they start and end and, before the next call, waits for the target
+(bounded) and logs in again. The full cycle and the single-result queries record the call an
+outage cut as failed and go on with the next file or lookup. Burst and multi-query are not
+resumed — their checks count what one uninterrupted pass made — the worker waits for the target,
+so the outage is recorded whole, and ends with an error.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from igestbench.client import ClientConfig, TransportFailure, connect
 from igestbench.config import Credentials
@@ -38,7 +38,7 @@ from igestbench.errors import Sv7Error, TransportError
 from igestbench.icat.query import Condition, Query
 from igestbench.icat.schema import get_profile
 from igestbench.measure.timing import Recorder, TimingRecord
-from igestbench.run.outage import DEFAULT_WAIT_S, Outage, OutageGuard, guard
+from igestbench.run.outage import DEFAULT_WAIT_S, Outage, guard
 from igestbench.workloads import (
     Journal,
     RunTag,
@@ -50,7 +50,6 @@ from igestbench.workloads import (
     run_single_queries,
 )
 from igestbench.workloads.ingest import Ingestor
-from igestbench.workloads.single_query import KINDS
 
 WORKLOADS = ("full-cycle", "single-query", "burst", "multi-query")
 #: How long workers may take to connect, log in and prepare before the start is called off.
@@ -91,7 +90,6 @@ class WorkerOutcome:
 
 # ("records", index, [TimingRecord]) | ("outage", index, Outage) | ("done", index, outcome)
 Message = tuple[str, int, Any]
-Item = TypeVar("Item")
 
 
 def _prepare_dataset(ctx: WorkloadContext, spec: WorkerSpec) -> tuple[int, list[Any]]:
@@ -107,68 +105,14 @@ def _prepare_dataset(ctx: WorkloadContext, spec: WorkerSpec) -> tuple[int, list[
     return int(targets[0]["dataset"].id), targets
 
 
-class _Cursor(list[Path]):
-    """The files of a full cycle, remembering the last one handed out (where an outage cut)."""
-
-    reached = -1
-
-    def __iter__(self) -> Iterator[Path]:
-        for index, path in enumerate(super().__iter__()):
-            self.reached = index
-            yield path
-
-
-def _full_cycle(ctx: WorkloadContext, files: Sequence[Path], client: OutageGuard) -> WorkloadResult:
-    remaining = _Cursor(files)
-    while True:
-        try:
-            result = run_full_cycle(ctx, remaining)
-            break
-        except TransportFailure:
-            if client.outage is None:
-                raise
-            client.recover()
-            remaining = _Cursor(remaining[remaining.reached + 1 :])
-    # the last attempt counted every Datafile of the run's tag, but expected its own files only
-    found, expected = result.checks["found"], len(files)
-    problems = [] if found == expected else [f"{expected} files, {found} Datafiles found"]
-    return WorkloadResult(result.name, result.records, {"expected": expected, "found": found},
-                          problems)  # fmt: skip
-
-
-def _rotated(items: Sequence[Item], by: int) -> list[Item]:
-    by %= len(items)
-    return [*items[by:], *items[:by]]
-
-
-def _single_queries(
-    ctx: WorkloadContext, targets: Sequence[Any], count: int, client: OutageGuard
-) -> WorkloadResult:
-    done = 0
-    while True:
-        before = client.calls  # one catalogue call per lookup
-        try:
-            # the round robin of targets and kinds goes on where the outage cut it
-            return run_single_queries(
-                ctx, _rotated(targets, done), count - done, _rotated(KINDS, done)
-            )
-        except TransportFailure:
-            if client.outage is None:
-                raise
-            done += client.calls - before
-            client.recover()
-
-
-def _run(
-    ctx: WorkloadContext, spec: WorkerSpec, client: OutageGuard, start: Callable[[], None]
-) -> WorkloadResult:
+def _run(ctx: WorkloadContext, spec: WorkerSpec, start: Callable[[], None]) -> WorkloadResult:
     if spec.workload == "full-cycle":
         start()
-        return _full_cycle(ctx, spec.files, client)
+        return run_full_cycle(ctx, spec.files)
     dataset_id, targets = _prepare_dataset(ctx, spec)
     if spec.workload == "single-query":
         start()
-        return _single_queries(ctx, targets, spec.count, client)
+        return run_single_queries(ctx, targets, spec.count)
     if spec.workload == "burst":
         start()
         return run_burst(ctx, dataset_id, spec.count, spec.batch_size)
@@ -219,7 +163,7 @@ def worker_main(
                 streamer.start()
 
             try:
-                result = _run(ctx, spec, catalogue, start)
+                result = _run(ctx, spec, start)
             except TransportFailure as exc:
                 if catalogue.outage is None:
                     raise

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from igestbench.client.transport import TransportFailure
 from igestbench.icat.faults import IcatError
 from igestbench.icat.query import Condition, Query
 from igestbench.workloads.base import WorkloadContext, WorkloadResult
@@ -19,8 +20,10 @@ def run_full_cycle(ctx: WorkloadContext, files: Sequence[Path]) -> WorkloadResul
     for path in files:
         try:
             ingestor.ingest(path)
-        except IcatError:
-            continue  # recorded as a failed cycle; the next file may still go through
+        except (IcatError, TransportFailure):
+            # recorded as a failed cycle; the next file may still go through (after an outage,
+            # once the client's guard has seen the target back)
+            continue
     found = count_datafiles(ctx)
     problems = [] if found == len(files) else [f"{len(files)} files, {found} Datafiles found"]
     checks = {"expected": len(files), "found": found}
