@@ -178,7 +178,7 @@ def test_thresholds_decide_the_exit_code(tmp_path: Path) -> None:
     assert "threshold failed: single-query.p99<0.001ms" in result.stderr
 
 
-def test_unreachable_target(tmp_path: Path) -> None:
+def test_unreachable_target_is_diagnosed(tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed once the block ends
@@ -187,7 +187,7 @@ def test_unreachable_target(tmp_path: Path) -> None:
         "--target",
         f"http://127.0.0.1:{port}",
         "--parts",
-        "single-query",
+        "verify,single-query",
         "--out",
         str(tmp_path),
         "--timeout",
@@ -196,8 +196,32 @@ def test_unreachable_target(tmp_path: Path) -> None:
     )
     assert result.returncode == 4, result.stderr
     assert "cannot be reached" in result.stderr and "Traceback" not in result.stderr
-    data = result_of(tmp_path)
-    assert data["run"]["status"] == "failed"  # type: ignore[index]
+    data: dict[str, Any] = result_of(tmp_path)
+    assert data["run"]["status"] == "failed"
+    # the checks ran first and say why: the port refused the connection
+    causes = {c["cause"] for c in data["checks"] if c["outcome"] in ("failed", "error")}
+    assert "refused" in causes
+
+
+def test_a_refused_account_stops_the_run_with_a_reason(
+    catalogue: LocalCatalogue, tmp_path: Path
+) -> None:
+    result = sv7(
+        "run",
+        "--target",
+        catalogue.service_url,
+        "--parts",
+        "verify,single-query",
+        "--out",
+        str(tmp_path),
+        env=credentials_env(password="wrong"),
+    )
+    assert result.returncode == 1, result.stderr
+    assert "the run stopped" in result.stderr and "Traceback" not in result.stderr
+    data: dict[str, Any] = result_of(tmp_path)
+    assert data["run"]["status"] == "failed"
+    assert any("do not match" in note for note in data["notes"])
+    assert "auth-refused" in {c["cause"] for c in data["checks"]}
 
 
 def test_bad_options_are_usage_errors(tmp_path: Path) -> None:

@@ -126,16 +126,25 @@ class Runner:
             status, code = "complete", EXIT_OK
             sampler = Sampler(interval_s=1.0).start()
             try:
-                api_version = self._reach(target)
                 if target.local:
-                    self._seed_local(target)
-                target_section["api_version"] = api_version
+                    self._seed_local(target)  # the example data the read checks look for
+                # the checks first: when the target cannot be reached, they say why
+                if "verify" in config.parts:
+                    from igestbench.run import parts
+
+                    parts.verify(config, target, writer, self.progress)
+                target_section["api_version"] = self._reach(target)
                 writer.set_section("target", target_section)
                 self._parts(target, writer, sampler)
             except TransportFailure as exc:
                 writer.append("notes", f"target unreachable: {exc}")
                 self.summary.append(f"the target cannot be reached: {exc}")
                 status, code = "failed", EXIT_UNREACHABLE
+            except Sv7Error as exc:
+                # e.g. the run's own account refused: the checks (if any) say more
+                writer.append("notes", f"run stopped: {exc}")
+                self.summary.append(f"the run stopped: {exc}")
+                status, code = "failed", EXIT_ERROR
             except KeyboardInterrupt:
                 writer.append("notes", "interrupted (Ctrl-C); cleaned up what was created")
                 status, code = "interrupted", EXIT_INTERRUPTED
@@ -143,7 +152,7 @@ class Runner:
                 sampler.stop()
                 for series in sampler.series():
                     writer.append("samples", series.to_dict())
-                if code != EXIT_UNREACHABLE:
+                if code not in (EXIT_UNREACHABLE, EXIT_ERROR) or self.journals:
                     writer.set_section("cleanup", self._cleanup(target))
                 path = writer.finish(status)
             if code == EXIT_OK and thresholds:
@@ -181,10 +190,6 @@ class Runner:
 
     def _parts(self, target: Target, writer: ResultWriter, sampler: Sampler) -> None:
         config = self.config
-        if "verify" in config.parts:
-            from igestbench.run import parts
-
-            parts.verify(config, target, writer, self.progress)
         for flavour in config.flavours:
             for workload in (w for w in WORKLOADS if w in config.parts):
                 for level in config.concurrency:
