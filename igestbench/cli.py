@@ -11,6 +11,7 @@ from pathlib import Path
 
 from igestbench import __version__
 from igestbench.errors import Sv7Error, UsageError
+from igestbench.run.options import RUN_OPTIONS, typed
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -152,70 +153,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 # --- sv7 run ------------------------------------------------------------------------------
 
 
-def parse_mix_option(value: str) -> object:
-    from igestbench.config import parse_mix
-
-    return parse_mix(value)
-
-
-#: (flag, RunConfig field, parse, help): each option of sv7 run, defined once.
-RUN_OPTIONS: tuple[tuple[str, str, Callable[[str], object], str], ...] = (
-    ("--target", "target", str, "catalogue URL or HOST[:PORT] (default: the built-in one)"),
-    ("--site", "site", str, "name of the site running the suite (default: local)"),
-    (
-        "--flavour",
-        "flavours",
-        lambda v: tuple(v.split(",")),
-        "client flavours, e.g. zeep,python-icat",
-    ),
-    (
-        "--parts",
-        "parts",
-        lambda v: tuple(v.split(",")),
-        "verify,full-cycle,single-query,burst,multi-query,sweep (default: all)",
-    ),
-    (
-        "--concurrency",
-        "concurrency",
-        lambda v: tuple(int(x) for x in v.split(",")),
-        "parallel clients per level, e.g. 1,2,4,8 (default 1,2)",
-    ),
-    ("--cycles", "cycles", int, "NeXus files each client ingests in the full cycle (default 10)"),
-    ("--files", "files", int, "Datafiles per client in burst and multi-query (default 200)"),
-    ("--queries", "queries", int, "single-result queries per client (default 200)"),
-    ("--batch-size", "batch_size", int, "createMany batch size (default 100)"),
-    ("--page-size", "page_size", int, "LIMIT page size of the paged query (default 100)"),
-    ("--payload-bytes", "payload_bytes", int, "data payload in each NeXus file (default 0)"),
-    (
-        "--max-rate",
-        "max_rate",
-        float,
-        "highest demanded rate of the load sweep, req/s (default 200)",
-    ),
-    ("--duration", "duration", float, "seconds per sweep step (default 3)"),
-    ("--slo-ms", "slo_ms", float, "latency objective of the sustained rate (default 50)"),
-    ("--repeat", "repeat", int, "repetitions of each sweep step (default 1)"),
-    ("--warmup", "warmup", float, "seconds of warm-up before each sweep step (default 0.5)"),
-    (
-        "--calls-per-connection",
-        "calls_per_connection",
-        int,
-        "0: one persistent connection per client; N: reconnect after every N calls",
-    ),
-    ("--mix", "mix", parse_mix_option, "operation mix of the sweep, e.g. search=21,get=8,create=1"),
-    (
-        "--fail-on",
-        "fail_on",
-        lambda v: tuple(t for t in v.split(";") if t.strip()),
-        "thresholds, ';'-separated, e.g. 'single-query.p99<50ms;sweep.sustained>=100/s'",
-    ),
-    ("--outage-wait", "outage_wait", float, "seconds to wait for a silent target (default 120)"),
-    ("--out", "out", Path, "directory of the result file (default reports/)"),
-    ("--ca-file", "ca_file", Path, "PEM file of the CA(s) to trust for the target"),
-    ("--timeout", "timeout", float, "seconds to wait for the target (default 30)"),
-)
-
-
 def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "run",
@@ -226,7 +163,7 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--config", type=Path, help="sv7.toml to read (default ./sv7.toml if present)")
     for flag, dest, parse, text in RUN_OPTIONS:
-        p.add_argument(flag, dest=dest, type=_typed(flag, parse), help=text)
+        p.add_argument(flag, dest=dest, type=typed(flag, parse), help=text)
     p.add_argument(
         "--insecure",
         dest="insecure",
@@ -249,17 +186,6 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     for option in OPTIONS:
         if option.flags[0] not in own:
             checks.add_argument(*option.flags, **dict(option.kwargs))
-
-
-def _typed(flag: str, parse: Callable[[str], object]) -> Callable[[str], object]:
-    def convert(value: str) -> object:
-        try:
-            return parse(value)
-        except (ValueError, UsageError) as exc:
-            raise argparse.ArgumentTypeError(f"{value!r}: {exc}") from None
-
-    convert.__name__ = flag.lstrip("-")
-    return convert
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -352,8 +278,12 @@ def _add_merge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "files of sites or targets not in --campaign are reported and not counted.",
     )
     p.add_argument("files", nargs="+", type=Path, metavar="RESULT", help="result .json[.gz]")
-    p.add_argument("--campaign", type=Path, metavar="TOML", help="campaign.toml: the sites, "
-                   "targets and parts expected (default: those the files show)")
+    p.add_argument(
+        "--campaign",
+        type=Path,
+        metavar="TOML",
+        help="campaign.toml: the sites, targets and parts expected (default: those the files show)",
+    )
     p.add_argument("-o", "--output", type=Path, required=True, help="campaign file to write")
     p.add_argument("--strict", action="store_true", help="an unreadable file is fatal")
 
@@ -372,8 +302,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
     if outcome.skipped and args.strict:
         raise Sv7Error(f"{len(outcome.skipped)} file(s) unreadable; nothing written (--strict)")
     dump_campaign(outcome.document, args.output)
-    print(f"campaign file: {args.output} ({len(outcome.document['runs'])} runs, "
-          f"{len(outcome.document['history'])} older, {len(outcome.skipped)} skipped)")
+    print(
+        f"campaign file: {args.output} ({len(outcome.document['runs'])} runs, "
+        f"{len(outcome.document['history'])} older, {len(outcome.skipped)} skipped)"
+    )
     return EXIT_ERROR if outcome.skipped else EXIT_OK
 
 
@@ -387,8 +319,12 @@ def _add_report(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("-o", "--output", type=Path, required=True, help="HTML page to write")
     p.add_argument("--markdown", action="store_true", help="also write the page as .md beside it")
     p.add_argument("--csv", type=Path, metavar="DIR", help="also write the tables as CSV into DIR")
-    p.add_argument("--previous", type=Path, metavar="CAMPAIGN",
-                   help="an earlier campaign file: add the trend against it")
+    p.add_argument(
+        "--previous",
+        type=Path,
+        metavar="CAMPAIGN",
+        help="an earlier campaign file: add the trend against it",
+    )
 
 
 def cmd_report(args: argparse.Namespace) -> int:

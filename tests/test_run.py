@@ -16,6 +16,8 @@ from igestbench.config import ServeConfig
 from igestbench.mock.catalogue import LocalCatalogue
 
 WORKLOADS = "full-cycle,single-query,burst,multi-query"
+#: a sweep of a few seconds: low rates, short steps
+FAST_SWEEP = ["--max-rate", "40", "--duration", "0.5", "--warmup", "0.1"]
 SMALL = [
     "--concurrency",
     "1,2",
@@ -53,6 +55,11 @@ def credentials_env(user: str = "ingest", password: str = "ingest") -> dict[str,
         "SV7_PASSWORD": password,
         "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
     }
+
+
+def local_env() -> dict[str, str]:
+    """The environment of a run against the built-in catalogue: no SV7_* credentials."""
+    return {k: v for k, v in credentials_env().items() if not k.startswith("SV7_")}
 
 
 def result_of(out: Path) -> dict[str, object]:
@@ -118,7 +125,7 @@ def test_run_against_a_target_writes_a_clean_result_file(tmp_path: Path) -> None
 
 
 def test_no_target_runs_every_part_against_the_built_in_catalogue(tmp_path: Path) -> None:
-    env = {k: v for k, v in credentials_env().items() if not k.startswith("SV7_")}
+    env = local_env()
     result = sv7(
         "run",
         "--flavour",
@@ -131,12 +138,7 @@ def test_no_target_runs_every_part_against_the_built_in_catalogue(tmp_path: Path
         "20",
         "--queries",
         "10",
-        "--max-rate",
-        "40",
-        "--duration",
-        "0.5",
-        "--warmup",
-        "0.1",
+        *FAST_SWEEP,
         "--out",
         str(tmp_path),
         env=env,
@@ -275,19 +277,14 @@ def test_ctrl_c_writes_a_valid_partial_file_and_leaves_nothing(tmp_path: Path) -
 
 
 def test_sweep_with_a_mix_reports_each_operation_and_each_connection_mode(tmp_path: Path) -> None:
-    env = {k: v for k, v in credentials_env().items() if not k.startswith("SV7_")}
+    env = local_env()
     result = sv7(
         "run",
         "--parts",
         "sweep",
         "--flavour",
         "lean",
-        "--max-rate",
-        "40",
-        "--duration",
-        "0.5",
-        "--warmup",
-        "0.1",
+        *FAST_SWEEP,
         "--mix",
         "search=3,get=1,create=1",
         "--out",

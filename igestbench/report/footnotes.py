@@ -163,6 +163,8 @@ class CellProblems(Protocol):
     @property
     def total(self) -> int: ...
     @property
+    def connected(self) -> bool: ...
+    @property
     def problems(self) -> tuple[Problem, ...]: ...
 
 
@@ -188,8 +190,8 @@ def footnotes(cells: Sequence[CellProblems], ports: Mapping[str, int | None],
             strict=False):
         members = groups[(target, cause)]
         operator = operators.get(target)
-        blocked = [c.site for c in members if c.total == 0]
-        flagged = [c.site for c in members if c.total > 0]
+        blocked = [c.site for c in members if not c.connected or c.total == 0]
+        flagged = [c.site for c in members if c.connected and c.total > 0]
         own_ok = operator is not None and (operator, target) in reached
         example = examples[(target, cause)]
         text = _text(cause, target, ports.get(target), operator, blocked, flagged, own_ok,

@@ -71,12 +71,14 @@ class SuccessCell:
     problems: tuple[Problem, ...]
     #: "complete", "partial", … of the run; None when there is no run
     status: str | None
+    #: Whether the site got through to the service at all (a SOAP-level check passed).
+    connected: bool = True
 
     @property
     def text(self) -> str:
         if self.state == "not-run":
             return "\u2013"  # an en dash: nothing to count
-        return f"{self.passed}/{self.total}" if self.total else "✗"
+        return f"{self.passed}/{self.total}" if self.connected and self.total else "✗"
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,10 @@ def participation(campaign: Campaign) -> Participation:
     return Participation(parts, tuple(rows), columns, total)
 
 
+#: Parts whose checks need answers from the ICAT service itself.
+SERVICE_PARTS = frozenset({"soap", "session", "read", "write"})
+
+
 def _cell(campaign: Campaign, site: str, target: str) -> SuccessCell:
     run = campaign.run(site, target)
     if run is None:
@@ -141,13 +147,18 @@ def _cell(campaign: Campaign, site: str, target: str) -> SuccessCell:
     problems = run_problems(result)
     if total == 0 and not problems:
         return SuccessCell(site, target, "not-run", 0, 0, (), result.status)
+    # DNS resolving is no success: a site that never got an answer from the service could not
+    # connect, however many of the network checks before that passed (the SV reports' ✗)
+    connected = any(
+        c["outcome"] == "passed" and c.get("part") in SERVICE_PARTS for c in result.checks
+    )
     if total and passed == total:
         state = "ok"
-    elif passed:
+    elif passed and connected:
         state = "partial"
     else:
         state = "failed"
-    return SuccessCell(site, target, state, passed, total, problems, result.status)
+    return SuccessCell(site, target, state, passed, total, problems, result.status, connected)
 
 
 def _summary(cells: Sequence[SuccessCell], expected: int) -> Summary:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any
 from igestbench.client import ClientConfig, TransportFailure, connect
 from igestbench.config import Credentials, RunConfig, ServeConfig
 from igestbench.errors import Sv7Error
-from igestbench.icat.faults import IcatError
+from igestbench.icat.faults import IcatError, IcatInternal
 from igestbench.icat.query import Condition, Query
 from igestbench.icat.schema import get_profile
 from igestbench.measure.sampler import Sampler
@@ -165,8 +166,21 @@ class Runner:
 
     # --- parts ---------------------------------------------------------------------------
 
-    def _reach(self, target: Target) -> str:
-        """Connect and log in once before anything else: the API version, or a clear failure."""
+    def _reach(self, target: Target, attempts: int = 3) -> str:
+        """Connect and log in before measuring: the API version, or a clear failure.
+
+        An INTERNAL fault is retried (a second apart): a flaky server answers a few calls that
+        way, and one of them must not cost the whole run; a refused login is not retried.
+        """
+        for _ in range(attempts - 1):
+            try:
+                return self._login_once(target)
+            except IcatInternal:
+                time.sleep(1.0)
+        return self._login_once(target)
+
+    @staticmethod
+    def _login_once(target: Target) -> str:
         catalogue = connect(target.client, "zeep")
         try:
             catalogue.login(target.credentials.authenticator, target.credentials.as_login())
