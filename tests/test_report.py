@@ -240,3 +240,26 @@ def test_pooled_percentiles_match_the_pooled_calls() -> None:
         assert pooled.percentile_ms(p) == pytest.approx(exact.percentile_ms(p), rel=2e-3)
     assert pooled.mean_ms == pytest.approx(exact.mean_ms, rel=1e-9)
     assert pooled.sd_ms == pytest.approx(exact.stdev_ms, rel=1e-3)
+
+
+def test_network_checks_alone_are_no_connection(tmp_path: Path) -> None:
+    """What sv7 run writes when a firewall refuses: DNS resolved, TCP refused, the rest failed."""
+    url = "https://isis.example:8182/ICATService/ICAT"
+
+    def refused_run(site: str) -> Path:
+        dns = {**check("dns"), "part": "connectivity"}
+        tcp = {**check("tcp", "failed", "refused"), "part": "connectivity"}
+        soap = {**check("wsdl", "failed", "refused"), "part": "soap"}
+        return write_result(tmp_path, site, url, status="failed", checks=[dns, tcp, soap],
+                            notes=[UNREACHABLE.format(url)])
+
+    files = [refused_run("P"), refused_run("Q"),
+             write_result(tmp_path, "ISIS", url, checks=[check("x"), check("y")])]
+    config = CampaignConfig("c", tuple(CampaignSite(s) for s in ("ISIS", "P", "Q")),
+                            (CampaignTarget("ISIS ICAT", url, "ISIS"),))
+    dump_campaign(merge(files, config).document, tmp_path / "c.json")
+    report = build_report(load_campaign(tmp_path / "c.json"), charts=False)
+    cells = {row.site: (row.cells[0].state, row.cells[0].text) for row in report.success.rows}
+    assert cells == {"ISIS": ("ok", "2/2"), "P": ("failed", "✗"), "Q": ("failed", "✗")}
+    (note,) = report.footnotes
+    assert note.text == "the firewall at ISIS refused connections from outside its site (P, Q)"
