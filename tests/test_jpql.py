@@ -130,7 +130,7 @@ def test_entity_rows_turn_into_beans(db: sqlite3.Connection) -> None:
     compiled, _ = run(db, "SELECT o.dataset FROM Datafile o WHERE o.name = 'a.nxs'")
     assert compiled.kind == "entity" and compiled.entity == "Dataset"
     row = db.execute(compiled.sql, compiled.params).fetchone()
-    bean = tables.row_to_bean(PROFILE.entity("Dataset"), row)
+    bean = tables.row_decoder(PROFILE.entity("Dataset"))(row)
     assert bean["name"] == "ds1" and bean["complete"] is True and bean["investigation"].id == 1
 
 

@@ -7,7 +7,6 @@ many-to-one, ``WHERE parent_id IN (…)`` for one-to-many), never one per row.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,36 +34,6 @@ class SearchResult:
     multi: bool = False
 
 
-@functools.cache
-def _row_decoder(entity: Entity) -> Callable[[Sequence[Any]], Bean]:
-    """A fast row → Bean function for one entity (ONE relations become id-only Beans)."""
-    plan = []
-    for f in tables.stored_fields(entity):
-        if f.rel is RelType.ONE:
-            plan.append((f.name, 1, f.type, f))
-        elif f.type in ("Date", "boolean", "Boolean", "Double"):
-            plan.append((f.name, 2, "", f))
-        else:
-            plan.append((f.name, 0, "", f))
-    name = entity.name
-    from_sql = tables.from_sql
-
-    def decode(row: Sequence[Any]) -> Bean:
-        values: dict[str, Any] = {}
-        for (fname, kind, target, f), v in zip(plan, row, strict=True):
-            if v is None:
-                continue
-            if kind == 0:
-                values[fname] = v
-            elif kind == 1:
-                values[fname] = Bean(target, {"id": v})
-            else:
-                values[fname] = from_sql(f, v)
-        return Bean(name, values)
-
-    return decode
-
-
 class Reader:
     """Runs searches and gets against a :class:`Store`."""
 
@@ -82,7 +51,7 @@ class Reader:
             entity = self.profile.entity(compiled.entity)
             rows = cursor.fetchmany(self.max_entities + 1)
             self._check_size(len(rows))
-            decode = _row_decoder(entity)
+            decode = tables.row_decoder(entity)
             beans = [decode(r) for r in rows]
             budget = [self.max_entities - len(beans)]
             self._include(
@@ -118,7 +87,7 @@ class Reader:
                 raise IcatInsufficientPrivileges(
                     f"READ access to this {entity.name} is not allowed."
                 )
-        bean = _row_decoder(entity)(row)
+        bean = tables.row_decoder(entity)(row)
         budget = [self.max_entities - 1]
         self._include(
             entity, [bean], compiled.includes, compiled.include_all_ones, restrict, budget
@@ -173,7 +142,7 @@ class Reader:
         ids = sorted({b.values[f.name].id for b in beans if f.name in b.values})
         extra, extra_params = self._allowed(target, restrict)
         by_id: dict[int, Bean] = {}
-        decode = _row_decoder(target)
+        decode = tables.row_decoder(target)
         select = f"SELECT {tables.select_list(target, 'o')} FROM {tables.table(target)} o"
         for chunk in _chunks(ids):
             sql = f"{select} WHERE o.id IN ({','.join('?' * len(chunk))}){extra}"
@@ -200,7 +169,7 @@ class Reader:
         for b in beans:
             b.values[f.name] = []
         extra, extra_params = self._allowed(target, restrict)
-        decode = _row_decoder(target)
+        decode = tables.row_decoder(target)
         select = f"SELECT {tables.select_list(target, 'o')} FROM {tables.table(target)} o"
         found: list[Bean] = []
         for chunk in _chunks(sorted(by_parent)):

@@ -295,7 +295,7 @@ class Store:
                     if check is not None:
                         check("DELETE", entity, int(bean.id))
                     self.conn.execute(f"DELETE FROM {table(entity)} WHERE id = ?", (int(bean.id),))
-                    if entity.name in AUTHZ_ENTITIES or entity.name == "Grouping":
+                    if entity.name in AUTHZ_ENTITIES:
                         self.authz_generation += 1
                 except IcatError as exc:
                     exc.offset = first_offset + index

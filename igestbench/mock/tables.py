@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from igestbench.icat.beans import UTC, Bean
+from igestbench.icat.beans import UTC, Bean, parse_datetime
 from igestbench.icat.schema import BASE_FIELDS, Entity, Field, Profile, RelType
 
 _SQL_TYPES = {
@@ -91,8 +91,6 @@ def to_sql(f: Field, value: Any) -> Any:
         return None
     if f.type == "Date":
         if isinstance(value, str):
-            from igestbench.icat.beans import parse_datetime
-
             value = parse_datetime(value)
         return format_stored_datetime(value)
     if f.type in ("boolean", "Boolean"):
@@ -113,21 +111,38 @@ def from_sql(f: Field, value: Any) -> Any:
     return value
 
 
-def row_to_bean(entity: Entity, row: tuple[Any, ...] | Any) -> Bean:
-    """A Bean from a row selected with :func:`select_list` (ONE relations as id-only Beans).
+@functools.cache
+def row_decoder(entity: Entity) -> Callable[[Sequence[Any]], Bean]:
+    """A row → Bean function for rows selected with :func:`select_list`.
 
-    Relation references are returned as Beans holding only ``id``; the store replaces them with
-    full Beans when they are INCLUDEd and drops them otherwise.
+    ONE relations become Beans holding only ``id``; the reader replaces them with full Beans when
+    they are INCLUDEd and drops them otherwise. The plan is worked out once per entity because a
+    2,000-row search decodes 2,000 rows.
     """
-    values: dict[str, Any] = {}
-    for f, v in zip(stored_fields(entity), row, strict=True):
-        if v is None:
-            continue
+    plan = []
+    for f in stored_fields(entity):
         if f.rel is RelType.ONE:
-            values[f.name] = Bean(f.type, {"id": v})
+            plan.append((f.name, 1, f.type, f))
+        elif f.type in ("Date", "boolean", "Boolean", "Double"):
+            plan.append((f.name, 2, "", f))
         else:
-            values[f.name] = from_sql(f, v)
-    return Bean(entity.name, values)
+            plan.append((f.name, 0, "", f))
+    name = entity.name
+
+    def decode(row: Sequence[Any]) -> Bean:
+        values: dict[str, Any] = {}
+        for (fname, kind, target, f), v in zip(plan, row, strict=True):
+            if v is None:
+                continue
+            if kind == 0:
+                values[fname] = v
+            elif kind == 1:
+                values[fname] = Bean(target, {"id": v})
+            else:
+                values[fname] = from_sql(f, v)
+        return Bean(name, values)
+
+    return decode
 
 
 def create_table_sql(profile: Profile, entity: Entity) -> Iterator[str]:
