@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from igestbench.client import ClientConfig, TransportFailure, connect
+from igestbench.client import Catalogue, ClientConfig, TransportFailure, connect
 from igestbench.config import Credentials, RunConfig, ServeConfig
 from igestbench.errors import Sv7Error
 from igestbench.icat.faults import IcatError, IcatInternal
@@ -289,18 +289,24 @@ class Runner:
 
     # --- cleanup -------------------------------------------------------------------------
 
+    def _clean(self, catalogue: Catalogue, journals: list[Path]) -> None:
+        """Delete what ``journals`` list, count it, and forget the journals done with."""
+        for path in journals:
+            if path.exists():
+                report = cleanup(catalogue, Journal.load(path))
+                self.cleaned[0] += report.deleted
+                self.cleaned[1] += report.already_gone
+                path.unlink()
+            self.journals.remove(path)
+
     def _cleanup_journals(self, target: Target, specs: list[WorkerSpec]) -> None:
         """Remove what one group of workers created, right after it (polite on production)."""
         catalogue = connect(target.client, "zeep")
         try:
             catalogue.login(target.credentials.authenticator, target.credentials.as_login())
-            for spec in specs:
-                if spec.journal_path.exists():
-                    report = cleanup(catalogue, Journal.load(spec.journal_path))
-                    self.cleaned[0] += report.deleted
-                    self.cleaned[1] += report.already_gone
-                    spec.journal_path.unlink()
-                    self.journals.remove(spec.journal_path)
+            self._clean(
+                catalogue, [s.journal_path for s in specs if s.journal_path in self.journals]
+            )
         finally:
             catalogue.close()
 
@@ -312,12 +318,8 @@ class Runner:
             return {"deleted": 0, "already_gone": 0, "left": None, "error": str(exc)}
         try:
             catalogue.login(target.credentials.authenticator, target.credentials.as_login())
+            self._clean(catalogue, list(self.journals))
             deleted, gone = self.cleaned
-            for path in list(self.journals):
-                if path.exists():
-                    report = cleanup(catalogue, Journal.load(path))
-                    deleted += report.deleted
-                    gone += report.already_gone
             query = Query("Facility").where({"name": Condition("LIKE", self.tag.name + "%")})
             (left,) = catalogue.search(query.count())
             return {"deleted": deleted, "already_gone": gone, "left": int(left)}
