@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -236,8 +236,9 @@ def problems(doc: JSONObject, version: int) -> Iterator[str]:
             found = _lookup(doc, section)
             if found is not None and isinstance(found[1], list):
                 yield from _items_problems(field, section, key, found[1], 0)
-        elif (found := _lookup(doc, field.path)) is not None:
-            yield from _field_problems(field, *found)
+        elif (found := _lookup(doc, field.path)) is not None \
+                and (problem := _field_problem(field, *found)) is not None:
+            yield problem
 
 
 def item_problems(section: str, index: int, item: Any) -> Iterator[str]:
@@ -254,28 +255,34 @@ def _items_problems(
 ) -> Iterator[str]:
     for i, item in enumerate(items, start):
         if isinstance(item, dict):  # a non-object item is the list's own problem
-            named = replace(field, path=f"{section}[{i}].{key}")
-            found = next(_field_problems(named, key in item, item.get(key)), None)
-            if found is not None:
-                yield found
+            # the path is spelt out only for a message: a campaign checks 100,000s of items
+            problem = _field_problem(field, key in item, item.get(key), (section, i, key))
+            if problem is not None:
+                yield problem
                 return  # as for list items: the first bad entry says enough
 
 
-def _field_problems(field: Field, present: bool, value: Any) -> Iterator[str]:
+def _field_problem(field: Field, present: bool, value: Any,
+                   item: tuple[str, int, str] | None = None) -> str | None:
+    """What is wrong with ``value`` (None: nothing); ``item`` places it in a list's entry."""
     kind = _JSON_NAMES[field.kind]
+    if present and value is not None and is_kind(value, field.kind) and field.items is None \
+            and field.check is None:
+        return None  # the common case, first
+    path = field.path if item is None else "{}[{}].{}".format(*item)
     if not present:
-        if field.required:
-            yield f"missing required key {field.path}"
-    elif value is None:
-        if not field.nullable:
-            yield f"{field.path} is null, expected {kind}"
-    elif not is_kind(value, field.kind):
-        yield f"{field.path} is {json_type_name(value)}, expected {kind}"
-    elif field.items is not None:
-        for i, item in enumerate(value):
-            if not is_kind(item, field.items):
+        return f"missing required key {path}" if field.required else None
+    if value is None:
+        return None if field.nullable else f"{path} is null, expected {kind}"
+    if not is_kind(value, field.kind):
+        return f"{path} is {json_type_name(value)}, expected {kind}"
+    if field.items is not None:
+        for i, entry in enumerate(value):
+            if not is_kind(entry, field.items):
                 items = _JSON_NAMES[field.items]
-                yield f"{field.path}[{i}] is {json_type_name(item)}, expected {items}"
-                return  # one bad item says enough; a list of thousands would flood the message
-    elif field.check is not None and (reason := field.check(value)) is not None:
-        yield f"{field.path} {reason}"
+                # one bad item says enough; a list of thousands would flood the message
+                return f"{path}[{i}] is {json_type_name(entry)}, expected {items}"
+        return None
+    if field.check is not None and (reason := field.check(value)) is not None:
+        return f"{path} {reason}"
+    return None
