@@ -97,8 +97,8 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
         target_order=[t.name for t in targets],
     )
     specs = build_charts(campaign) if charts else []
-    drawn = tuple(replace(chart, svg=svg) for chart, svg in zip(specs, render_all(specs),
-                                                                  strict=True))
+    drawn = tuple(replace(chart, svg=d.svg, legend=d.legend)
+                  for chart, d in zip(specs, render_all(specs), strict=True))
     runs = tuple(RunView(r.site, r.target, r.file, r.file_version, r.result.run_id,
                          r.result.raw["run"]["started"], r.result.status, r.result.tool_version)
                  for r in campaign.runs)
