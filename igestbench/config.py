@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from igestbench.errors import UsageError
+from igestbench.icat.credentials import Credentials
 from igestbench.icat.schema import PROFILE_NAMES
 from igestbench.mock.auth import DEFAULT_ACCOUNTS, Account
 
@@ -103,20 +104,6 @@ def is_loopback(host: str) -> bool:
 
 PARTS = ("verify", "full-cycle", "single-query", "burst", "multi-query", "sweep")
 FLAVOUR_NAMES = ("zeep", "python-icat", "lean")
-
-
-@dataclass(frozen=True)
-class Credentials:
-    authenticator: str
-    username: str
-    password: str = field(repr=False)
-
-    def as_login(self) -> dict[str, str]:
-        return {"username": self.username, "password": self.password}
-
-    @property
-    def user_name(self) -> str:
-        return f"{self.authenticator}/{self.username}"
 
 
 @dataclass(frozen=True)

@@ -60,10 +60,10 @@ def elapsed_ms(start_ns: int) -> float:
 def login(catalogue: Catalogue, account: Account) -> None:
     """Log in; a refusal is the account's problem (auth-refused), not a session fault."""
     try:
-        catalogue.login(account.authenticator, account.credentials())
+        catalogue.login(account.authenticator, account.as_login())
     except IcatSession as exc:
         raise CheckFailed(
-            "auth-refused", f"{account.role} account {account.label}: {exc.message}"
+            "auth-refused", f"{account.role} account {account.user_name}: {exc.message}"
         ) from exc
 
 
@@ -87,9 +87,9 @@ def raw_session(config: ClientConfig, account: Account) -> Iterator[tuple[RawSoa
     """A raw SOAP caller and a session id of ``account`` (for calls with explicit ids)."""
     with RawSoap(config) as soap:
         try:
-            sid = soap.login(account.authenticator, account.credentials())
+            sid = soap.login(account.authenticator, account.as_login())
         except IcatSession as exc:
-            raise CheckFailed("auth-refused", f"{account.label}: {exc.message}") from exc
+            raise CheckFailed("auth-refused", f"{account.user_name}: {exc.message}") from exc
         try:
             yield soap, sid
         finally:

@@ -43,7 +43,7 @@ def test_login(
         name = catalogue.user_name()
         # ICAT names users mechanism/name, or just name when the plugin is set up without prefix
         assert name.split("/")[-1] == account.username, (
-            f"logged in as {account.label}, but getUserName says {name!r}"
+            f"logged in as {account.user_name}, but getUserName says {name!r}"
         )
         catalogue.logout()
     finally:

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from igestbench.client import ClientConfig, TransportCause, TransportFailure, connect
-from igestbench.config import Credentials, FaultKnobs, RunConfig, ServeConfig
+from igestbench.config import FaultKnobs, RunConfig, ServeConfig
+from igestbench.icat.credentials import Credentials
 from igestbench.measure.timing import TimingRecord
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.nexus import generate_run

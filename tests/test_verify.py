@@ -36,8 +36,8 @@ from igestbench.verify import (
 from igestbench.verify.diagnosis import tls_cause
 from igestbench.verify.options import ReferenceQuery, options_from
 
-READER = Account("reader", "simple", "reader", "reader")
-WRITER = Account("writer", "simple", "ingest", "ingest")
+READER = Account("simple", "reader", "reader", role="reader")
+WRITER = Account("simple", "ingest", "ingest", role="writer")
 #: What ``seed`` creates, as the reader sees it.
 REFERENCE = (
     ReferenceQuery("facilities", "SELECT COUNT(f) FROM Facility f", 1),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from igestbench.client import ClientConfig
-from igestbench.config import Credentials
+from igestbench.icat.credentials import Credentials
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.nexus import generate_run
 from igestbench.run.workers import WorkerSpec, run_workers

@@ -14,24 +14,19 @@ import time
 import tomllib
 import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from igestbench.errors import UsageError
+from igestbench.icat.credentials import Credentials
 from igestbench.icat.faults import IcatSession
 
 
 @dataclass(frozen=True)
-class Account:
-    mechanism: str
-    name: str
-    password: str = field(repr=False)
-    root: bool = False
+class Account(Credentials):
+    """Credentials the local catalogue accepts, and whether their user is a root user."""
 
-    @property
-    def user_name(self) -> str:
-        """The ICAT user name: ``mechanism/name``."""
-        return f"{self.mechanism}/{self.name}"
+    root: bool = False
 
 
 #: Accounts of a catalogue started without any: two root users (one to administer, one for
@@ -72,8 +67,8 @@ def load_accounts(path: Path) -> list[Account]:
         try:
             accounts.append(
                 Account(
-                    mechanism=str(entry.get("mechanism", "simple")),
-                    name=str(entry["name"]),
+                    authenticator=str(entry.get("mechanism", "simple")),
+                    username=str(entry["name"]),
                     password=str(entry["password"]),
                     root=bool(entry.get("root", False)),
                 )
@@ -99,9 +94,9 @@ class Authenticators:
         self.accounts: dict[tuple[str, str], Account] = {}
         order: list[str] = []
         for a in accounts:
-            self.accounts[(a.mechanism, a.name)] = a
-            if a.mechanism not in order:
-                order.append(a.mechanism)
+            self.accounts[(a.authenticator, a.username)] = a
+            if a.authenticator not in order:
+                order.append(a.authenticator)
         self.info = tuple(AuthenticatorInfo(m, f"{m} authenticator") for m in order)
 
     @property

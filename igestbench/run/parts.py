@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from igestbench.run.runner import Target
 
 #: The local catalogue's ordinary account: the checks prove it can read and cannot write.
-LOCAL_READER = Account("reader", "simple", "reader", "reader")
+LOCAL_READER = Account("simple", "reader", "reader", role="reader")
 #: What the runner puts into the built-in catalogue before the checks (see Runner._seed_local).
 LOCAL_REFERENCE_QUERIES = (
     ReferenceQuery(
@@ -54,7 +54,7 @@ def verify(
     creds = target.credentials
     accounts = list(base.accounts)
     if not any(a.role == "writer" for a in accounts):
-        accounts.append(Account("writer", creds.authenticator, creds.username, creds.password))
+        accounts.append(Account.of("writer", creds))
     queries = base.reference_queries
     if target.local:
         if not any(a.role == "reader" for a in accounts):

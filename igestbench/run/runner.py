@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from igestbench.client import Catalogue, ClientConfig, TransportFailure, connect
-from igestbench.config import Credentials, RunConfig, ServeConfig
+from igestbench.config import RunConfig, ServeConfig
 from igestbench.errors import Sv7Error
+from igestbench.icat.credentials import Credentials
 from igestbench.icat.faults import IcatError, IcatInternal
 from igestbench.icat.query import Condition, Query
 from igestbench.icat.schema import get_profile

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from igestbench.client import ClientConfig, TransportFailure, connect
-from igestbench.config import Credentials
 from igestbench.errors import Sv7Error, TransportError
+from igestbench.icat.credentials import Credentials
 from igestbench.icat.query import Condition, Query
 from igestbench.icat.schema import get_profile
 from igestbench.measure.timing import Recorder, TimingRecord

@@ -22,11 +22,12 @@ import argparse
 import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from igestbench.errors import UsageError
+from igestbench.icat.credentials import Credentials
 
 PARTS = ("connectivity", "tls", "soap", "session", "read", "write", "cleanup")
 READ_ROLE, WRITE_ROLE = "reader", "writer"
@@ -36,20 +37,15 @@ _ACCOUNT = re.compile(r"^(?P<mech>[A-Za-z0-9_.-]+)/(?P<name>[^/:\s]+)$")
 
 
 @dataclass(frozen=True)
-class Account:
-    """A login the suite may use: its role, authenticator mnemonic, user name and password."""
+class Account(Credentials):
+    """A login the suite may use, and the role it plays (``reader``, ``writer``)."""
 
     role: str
-    authenticator: str
-    username: str
-    password: str = field(repr=False)
 
-    @property
-    def label(self) -> str:
-        return f"{self.authenticator}/{self.username}"
-
-    def credentials(self) -> dict[str, str]:
-        return {"username": self.username, "password": self.password}
+    @classmethod
+    def of(cls, role: str, credentials: Credentials) -> Account:
+        return cls(credentials.authenticator, credentials.username, credentials.password,
+                   role=role)
 
 
 @dataclass(frozen=True)
@@ -275,7 +271,7 @@ def resolve_accounts(
                 f"no password for the {role} account {mechanism}/{name}: set {variable} "
                 "or give it in the --credentials file"
             )
-        accounts.append(Account(role, mechanism, name, str(password)))
+        accounts.append(Account(mechanism, name, str(password), role=role))
     return tuple(accounts)
 
 

@@ -231,7 +231,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if options.target is None:
         return ["sv7 target: none (every check skips; pass --target URL)"]
     version = config.stash[VERSION_KEY] or f"unknown ({config.stash.get(VERSION_ERROR_KEY, '')})"
-    roles = ", ".join(f"{a.role}={a.label}" for a in options.accounts) or "none"
+    roles = ", ".join(f"{a.role}={a.user_name}" for a in options.accounts) or "none"
     return [
         f"sv7 target: {options.target} (site {options.site or 'unnamed'})",
         f"ICAT API version: {version}; accounts: {roles}",
