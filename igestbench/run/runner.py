@@ -132,9 +132,9 @@ class Runner:
                     self._seed_local(target)  # the example data the read checks look for
                 # the checks first: when the target cannot be reached, they say why
                 if "verify" in config.parts:
-                    from igestbench.run import parts
+                    from igestbench.run import service_checks
 
-                    parts.verify(config, target, writer, self.progress)
+                    service_checks.verify(config, target, writer, self.progress)
                 target_section["api_version"] = self._reach(target)
                 writer.set_section("target", target_section)
                 self._parts(target, writer, sampler)
@@ -215,13 +215,13 @@ class Runner:
                     # after the entry is written: a target gone for good must not lose it
                     self._cleanup_journals(target, specs)
         if "sweep" in config.parts:
-            from igestbench.run import parts
+            from igestbench.run import load_sweep
 
             sweep_tag = RunTag(config.site, f"{self.tag.run_id}-sweep")
             journal = self.work / f"{sweep_tag.name}.jsonl"
             self.journals.append(journal)  # before it starts: Ctrl-C may come at any moment
             self.sweeps.extend(
-                parts.sweep(config, target, writer, self.progress, sweep_tag, journal, sampler)
+                load_sweep.sweep(config, target, writer, self.progress, sweep_tag, journal, sampler)
             )
 
     def _workload(

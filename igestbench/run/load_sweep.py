@@ -1,9 +1,8 @@
-"""The parts of ``sv7 run`` that are not workload groups: the service checks and the load sweep."""
+"""Part ``sweep`` of ``sv7 run``: open-loop load at rising rates, then the connection modes."""
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import itertools
 import time
 from collections.abc import Callable, Mapping
@@ -25,68 +24,11 @@ from igestbench.results import ResultWriter
 from igestbench.run.benchmarks import finite
 from igestbench.run.outage import OutageWatch, describe, poll_until_back
 from igestbench.run.progress import Progress
-from igestbench.verify import Account, ReferenceQuery, VerifyOptions, run_verification
 from igestbench.workloads import Journal, RunTag, WrongResult
 from igestbench.workloads.ingest import Ingestor
 
 if TYPE_CHECKING:
     from igestbench.run.runner import Target
-
-#: The local catalogue's ordinary account: the checks prove it can read and cannot write.
-LOCAL_READER = Account("simple", "reader", "reader", role="reader")
-#: What the runner puts into the built-in catalogue before the checks (see Runner._seed_local).
-LOCAL_REFERENCE_QUERIES = (
-    ReferenceQuery(
-        "example datafiles",
-        "SELECT COUNT(df) FROM Datafile df JOIN df.dataset ds JOIN ds.investigation i "
-        "JOIN i.facility f WHERE f.name = 'EXAMPLE'",
-        6,
-    ),
-    ReferenceQuery("example facility", "SELECT f FROM Facility f WHERE f.name = 'EXAMPLE'", 1),
-)
-
-
-def verify(
-    config: RunConfig, target: Target, writer: ResultWriter, progress: Progress
-) -> str | None:
-    """Run sv_tests against the target; write ``checks`` and ``scores``; the API version."""
-    base = config.verify if isinstance(config.verify, VerifyOptions) else VerifyOptions()
-    creds = target.credentials
-    accounts = list(base.accounts)
-    if not any(a.role == "writer" for a in accounts):
-        accounts.append(Account.of("writer", creds))
-    queries = base.reference_queries
-    if target.local:
-        if not any(a.role == "reader" for a in accounts):
-            accounts.append(LOCAL_READER)
-        queries = queries or LOCAL_REFERENCE_QUERIES
-    options = dataclasses.replace(
-        base,
-        target=target.url,
-        site=config.site,
-        ca_file=target.client.ca_file,
-        insecure=target.client.insecure,
-        timeout=config.timeout,
-        accounts=tuple(accounts),
-        reference_queries=queries,
-    )
-    progress.start("verify")
-    result = run_verification(options, quiet=True)
-    found: dict[str, Any] = result.to_dict()
-    writer.set_section("checks", found["checks"])
-    writer.set_section("scores", found["scores"])
-    outcomes = [c["outcome"] for c in found["checks"]]
-    progress.finish(
-        ", ".join(
-            f"{outcomes.count(o)} {o}"
-            for o in ("passed", "failed", "error", "skipped")
-            if o in outcomes
-        )
-    )
-    return result.api_version
-
-
-# --- the load sweep ---------------------------------------------------------------------------
 
 SWEEP_FILES = 5
 SWEEP_TIME_BUDGET_S = 600.0
