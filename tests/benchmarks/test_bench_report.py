@@ -8,6 +8,7 @@ asserted (machines differ); `tox -e bench` shows it.
 
 from __future__ import annotations
 
+import statistics
 import time
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from pytest_benchmark.fixture import BenchmarkFixture
 
 from igestbench.config import CampaignConfig, CampaignSite, CampaignTarget
 from igestbench.report import build_report, render_html
+from igestbench.report.charts import ChartArtist, build_charts
 from igestbench.results.campaign import dump_campaign, load_campaign
 from igestbench.results.merge import merge
 from tests.campaign_helpers import REFUSED_PROBE, bench, check, sample, sweep, write_result
@@ -85,3 +87,31 @@ def test_merge_and_render_30_by_30(
               f"{timings['report']:.2f} s ({timings['charts']:.0f} charts), total "
               f"{timings['merge'] + timings['report']:.2f} s (goal: under 10 s); "
               f"page {len(page) / 1e6:.1f} MB")
+
+
+def test_kept_figures_against_new_ones(
+    capsys: pytest.CaptureFixture[str], result_files: tuple[list[Path], CampaignConfig],
+    tmp_path: Path,
+) -> None:
+    """What keeping one figure per kind of chart saves, side by side in one process: each of
+    the 30 x 30 campaign's first 12 charts (scaling, sweep alternating) drawn both ways."""
+    files, config = result_files
+    dump_campaign(merge(files, config).document, tmp_path / "campaign.json")
+    charts = build_charts(load_campaign(tmp_path / "campaign.json"))[:12]
+    kept = ChartArtist()
+    kept.draw(charts[0]), ChartArtist().draw(charts[0])  # imports and font cache warm
+    times: dict[tuple[str, str], list[float]] = {}
+    for _ in range(3):
+        for chart in charts:
+            for way, artist in (("kept", kept), ("new", ChartArtist())):
+                start = time.perf_counter()
+                artist.draw(chart)
+                times.setdefault((chart.kind, way), []).append(time.perf_counter() - start)
+    with capsys.disabled():
+        print()
+        for kind in dict.fromkeys(c.kind for c in charts):
+            kept_ms, new_ms = (statistics.median(times[kind, way]) * 1000
+                               for way in ("kept", "new"))
+            print(f"a {kind} chart of the 30 x 30 campaign: {kept_ms:.0f} ms into a kept "
+                  f"figure, {new_ms:.0f} ms into a new one (medians of "
+                  f"{len(times[kind, 'new'])}): {new_ms / kept_ms:.1f}x")
