@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from igestbench.report import build_report, render_html
-from igestbench.report.charts import DASHES, Chart, ChartArtist, build_charts, chart_key
+from igestbench.report.charts import DASHES, Chart, ChartArtist, build_charts, line_styles
 from igestbench.report.series import Panel, Series
 from tests.test_report import build_campaign
 
@@ -32,8 +32,8 @@ def test_the_charts_hold_the_figures_of_the_files(tmp_path: Path) -> None:
 
 
 def test_the_key_tells_sixty_lines_apart() -> None:
-    assert {e.dash for e in chart_key([f"s{i}" for i in range(10)])} == {"solid"}
-    key = chart_key([f"s{i}" for i in range(60)])
+    assert {e.dash for e in line_styles([f"s{i}" for i in range(10)])} == {"solid"}
+    key = line_styles([f"s{i}" for i in range(60)])
     assert len({(e.colour, e.dash) for e in key}) == 60
     assert [key[i].dash for i in (0, 19, 20, 40)] == ["solid", "solid", *DASHES[1:]]
     assert all(re.fullmatch(r"#[0-9a-f]{6}", e.colour) for e in key)

@@ -52,8 +52,8 @@ _RC: dict[str, Any] = {
 
 
 @dataclass(frozen=True)
-class KeyEntry:
-    """How one line of a chart is drawn: its colour (``#rrggbb``) and dash."""
+class LineStyle:
+    """How the lines of one site or target are drawn: colour (``#rrggbb``) and dash."""
 
     label: str
     colour: str
@@ -70,7 +70,7 @@ class Chart:
     columns: int = 2
     svg: str = field(default="", compare=False)
     #: colour and dash of each line, in the order the lines first appear
-    legend: tuple[KeyEntry, ...] = field(default=(), compare=False)
+    legend: tuple[LineStyle, ...] = field(default=(), compare=False)
 
     @property
     def labels(self) -> list[str]:
@@ -86,7 +86,7 @@ class Chart:
 @dataclass(frozen=True)
 class Drawing:
     svg: str
-    legend: tuple[KeyEntry, ...]
+    legend: tuple[LineStyle, ...]
 
 
 def build_charts(campaign: Campaign) -> list[Chart]:
@@ -134,14 +134,14 @@ def _draw_in_worker(chart: Chart) -> Drawing:
     return _worker_artist.draw(chart)
 
 
-def chart_key(labels: Sequence[str]) -> tuple[KeyEntry, ...]:
-    """A colour and dash for each label: tab10 up to 10 lines, else tab20, then dashed, dotted."""
+def line_styles(labels: Sequence[str]) -> tuple[LineStyle, ...]:
+    """A colour and dash per label: tab10 up to 10 labels, else tab20, then dashed, dotted."""
     import matplotlib
     from matplotlib.colors import to_hex
 
     palette: Any = matplotlib.colormaps["tab10" if len(labels) <= 10 else "tab20"]
     colours = palette.colors  # a ListedColormap: its colours in order
-    return tuple(KeyEntry(label, to_hex(colours[i % len(colours)]),
+    return tuple(LineStyle(label, to_hex(colours[i % len(colours)]),
                           DASHES[i // len(colours) % len(DASHES)])
                  for i, label in enumerate(labels))
 
@@ -165,7 +165,7 @@ class ChartArtist:
     def draw(self, chart: Chart) -> Drawing:
         import matplotlib
 
-        legend = chart_key(chart.labels)
+        legend = line_styles(chart.labels)
         style = {entry.label: entry for entry in legend}
         with matplotlib.rc_context({**_RC, "svg.hashsalt": chart.key}):  # type: ignore[dict-item]
             figure, axes = self._figure(chart)
@@ -222,7 +222,7 @@ def _reset(ax: Any) -> None:
     ax.set_autoscale_on(True)
 
 
-def _draw(ax: Any, panel: Panel, style: dict[str, KeyEntry]) -> None:
+def _draw(ax: Any, panel: Panel, style: dict[str, LineStyle]) -> None:
     # one collection per kind of mark, not one artist per series: a 30-site campaign draws
     # hundreds of lines, and matplotlib's cost is per artist far more than per point
     from matplotlib.collections import LineCollection, PolyCollection
