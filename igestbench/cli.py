@@ -245,7 +245,9 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
         catalogue.logout()
     finally:
         catalogue.close()
-    print(f"sv7 cleanup: deleted {report.deleted} objects, {report.already_gone} were gone already")
+    lost = f" ({report.by_name} found by the run's Facility name)" if report.by_name else ""
+    print(f"sv7 cleanup: deleted {report.deleted} objects{lost}, {report.already_gone} were "
+          "gone already")
     return EXIT_OK
 
 

@@ -152,6 +152,35 @@ def test_cleanup_from_the_journal_file_after_a_crash(
     second.close()
 
 
+def test_cleanup_finds_a_facility_whose_id_never_came_back(
+    catalogue: LocalCatalogue, tmp_path: Path
+) -> None:
+    """A Ctrl-C or a timeout between a create's request and its answer: the catalogue holds the
+    object, the journal does not. It hangs below the run's Facility, which the journal names."""
+    cat = connect(ClientConfig(url=catalogue.service_url), flavour="zeep")
+    cat.login("simple", {"username": "ingest", "password": "ingest"})
+    ctx = context(cat, tmp_path)
+    first = (tmp_path / "journal.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    assert first == f'{{"facility": "{ctx.tag.name}"}}'  # written before anything is created
+    facility = cat.create(Bean("Facility", {"name": ctx.tag.name}))  # never journaled
+    cat.create(Bean("Investigation", {"facility": Bean("Facility", {"id": facility}),
+                                      "name": "lost", "visitId": "1", "title": "t",
+                                      "type": _investigation_type(cat, facility)}))
+    other = cat.create(Bean("Facility", {"name": ctx.tag.name + "-not-this-run"}))
+
+    report = cleanup(cat, Journal.load(tmp_path / "journal.jsonl"))  # as sv7 cleanup does
+    assert (report.deleted, report.by_name) == (1, 1)
+    assert_clean(ctx)
+    assert cat.get("Facility", other).id == other  # only the journal's own name is taken
+    cat.delete(Bean("Facility", {"id": other}))
+    cat.close()
+
+
+def _investigation_type(cat: Catalogue, facility: int) -> Bean:
+    return Bean("InvestigationType", {"id": cat.create(Bean("InvestigationType", {
+        "name": "experiment", "facility": Bean("Facility", {"id": facility})}))})
+
+
 def test_a_damaged_journal_is_a_clear_error(tmp_path: Path) -> None:
     from igestbench.errors import UsageError
 

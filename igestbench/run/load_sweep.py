@@ -250,7 +250,7 @@ def sweep(
     What it creates (the looked-up hierarchy, Datafiles of a ``create`` mix) goes to
     ``journal_path``, which the runner cleans up — also after Ctrl-C.
     """
-    journal = Journal(journal_path)
+    journal = Journal(journal_path, sweep_tag.name)
     work = journal_path.parent
     creds = target.credentials
 

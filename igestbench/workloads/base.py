@@ -28,6 +28,9 @@ class WorkloadContext:
 
     def __post_init__(self) -> None:
         self.timer = Timer(self.recorder)
+        if self.journal.facility is None:
+            # everything the workloads create hangs below the Facility named after the tag
+            self.journal.name_facility(self.tag.name)
 
 
 @dataclass(frozen=True)

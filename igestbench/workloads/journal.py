@@ -5,6 +5,13 @@ Everything a run creates hangs below its own Facility, named after the run tag
 is known: appended to a JSON-lines file when one is given, so that ``sv7 cleanup --journal``
 can finish the job after a crash. :func:`cleanup` deletes the journaled objects, newest first,
 in deleteMany batches; objects that a cascade already removed are counted, not failed.
+
+A create can reach the catalogue while its id never comes back: a Ctrl-C or a timeout between
+the request and the answer. Such an object is not in the journal, but it still hangs below the
+run's Facility, whose name the journal's first line holds; so after the journaled objects,
+:func:`cleanup` deletes that Facility too if it is still there (with all below it, as ICAT
+cascades). The name is the run's own tag — timestamp and random token — so it is never a
+partner's.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from igestbench.client.base import Catalogue
 from igestbench.errors import UsageError
 from igestbench.icat.beans import Bean
 from igestbench.icat.faults import IcatNoSuchObject
+from igestbench.icat.query import Condition, Query
 
 _SITE = re.compile(r"[^A-Za-z0-9-]+")
 
@@ -46,9 +54,20 @@ class RunTag:
 class Journal:
     """Created objects in creation order, mirrored to a JSON-lines file if one is given."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, facility: str | None = None) -> None:
         self.path = path
+        #: the name of the run's Facility, under which everything it creates hangs
+        self.facility: str | None = None
         self._entries: list[tuple[str, int]] = []
+        if facility is not None:
+            self.name_facility(facility)
+
+    def name_facility(self, name: str) -> None:
+        """Record the run's Facility name (first in the file): call it before creating."""
+        self.facility = name
+        if self.path is not None:
+            with self.path.open("a", encoding="utf-8") as out:
+                out.write(json.dumps({"facility": name}) + "\n")
 
     def add(self, entity: str, obj_id: int) -> None:
         self.add_many(entity, [obj_id])
@@ -82,6 +101,9 @@ class Journal:
                 continue
             try:
                 entry = json.loads(line)
+                if "facility" in entry:
+                    journal.facility = str(entry["facility"])
+                    continue
                 journal._entries.append((str(entry["entity"]), int(entry["id"])))
             except (ValueError, KeyError, TypeError):
                 if number == len(lines):
@@ -94,6 +116,8 @@ class Journal:
 class CleanupReport:
     deleted: int
     already_gone: int
+    #: run Facilities deleted by name, found after the journaled objects (ids lost in a create)
+    by_name: int = 0
 
 
 def _batches(entries: Sequence[tuple[str, int]], size: int) -> Iterator[list[Bean]]:
@@ -131,4 +155,10 @@ def cleanup(catalogue: Catalogue, journal: Journal, batch_size: int = 200) -> Cl
         d, g = _delete(catalogue, batch)
         deleted += d
         gone += g
-    return CleanupReport(deleted, gone)
+    by_name = 0
+    if journal.facility is not None:
+        mine = Query("Facility").where({"name": Condition("=", journal.facility)})
+        for facility in catalogue.search(mine):
+            catalogue.delete(facility)
+            by_name += 1
+    return CleanupReport(deleted + by_name, gone, by_name)
