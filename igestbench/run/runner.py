@@ -21,7 +21,7 @@ from igestbench.client import Catalogue, ClientConfig, TransportFailure, connect
 from igestbench.config import RunConfig, ServeConfig
 from igestbench.errors import Sv7Error
 from igestbench.icat.credentials import Credentials
-from igestbench.icat.faults import IcatError, IcatInternal
+from igestbench.icat.faults import IcatError, IcatInternal, IcatSession
 from igestbench.icat.query import Condition, Query
 from igestbench.icat.schema import get_profile
 from igestbench.measure.sampler import Sampler
@@ -42,9 +42,13 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_THRESHOLDS = 3
 EXIT_UNREACHABLE = 4
+#: The run completed, but service checks failed or ended in errors (before 3 when both).
+EXIT_CHECKS = 5
 EXIT_INTERRUPTED = 130
 
-LOCAL_ACCOUNT = Credentials("simple", "ingest", "ingest")
+LOCAL_ACCOUNT = Credentials(
+    "simple", "ingest", "ingest", source="the built-in catalogue's ingest account"
+)
 #: The built-in catalogue's example data (not under the run tag: the run did not measure it).
 EXAMPLE_FACILITY = "EXAMPLE"
 #: NeXus files a worker ingests to prepare the workloads other than the full cycle.
@@ -99,6 +103,8 @@ class Runner:
         self.sweeps: list[dict[str, Any]] = []
         #: (deleted, already gone) by the cleanups after each group of workers
         self.cleaned = [0, 0]
+        #: ids of the service checks that failed or ended in an error
+        self.failed_checks: list[str] = []
 
     def run(self) -> RunOutcome:
         config = self.config
@@ -134,7 +140,8 @@ class Runner:
                 if "verify" in config.parts:
                     from igestbench.run import service_checks
 
-                    service_checks.verify(config, target, writer, self.progress)
+                    checked = service_checks.verify(config, target, writer, self.progress)
+                    self.failed_checks = [c.id for c in checked.failed]
                 target_section["api_version"] = self._reach(target)
                 writer.set_section("target", target_section)
                 self._parts(target, writer, sampler)
@@ -144,8 +151,10 @@ class Runner:
                 status, code = "failed", EXIT_UNREACHABLE
             except Sv7Error as exc:
                 # e.g. the run's own account refused: the checks (if any) say more
-                writer.append("notes", f"run stopped: {exc}")
-                self.summary.append(f"the run stopped: {exc}")
+                hint = f" ({target.credentials.refused_hint()})" if isinstance(
+                    exc, IcatSession) else ""
+                writer.append("notes", f"run stopped: {exc}{hint}")
+                self.summary.append(f"the run stopped: {exc}{hint}")
                 status, code = "failed", EXIT_ERROR
             except KeyboardInterrupt:
                 writer.append("notes", "interrupted (Ctrl-C); cleaned up what was created")
@@ -163,6 +172,12 @@ class Runner:
                     self.summary.append(f"threshold failed: {failure}")
                 if failures:
                     code = EXIT_THRESHOLDS
+            if code in (EXIT_OK, EXIT_THRESHOLDS) and self.failed_checks:
+                self.summary.append(
+                    f"{len(self.failed_checks)} service check(s) failed or ended in an error "
+                    f"(see checks in the result file): {', '.join(self.failed_checks)}"
+                )
+                code = EXIT_CHECKS
         return RunOutcome(code, path, self.summary)
 
     # --- parts ---------------------------------------------------------------------------

@@ -77,7 +77,8 @@ _HINTS: dict[str, tuple[str, str]] = {
     ),
     "auth-refused": (
         "the catalogue refused the login",
-        "check authenticator, user name and password (SV7_PASSWORD_<ROLE> or --credentials)",
+        "check the authenticator, user name and password (SV7_AUTH/SV7_USER/SV7_PASSWORD, "
+        "SV7_PASSWORD_<ROLE>, sv7.toml [credentials] or --credentials)",
     ),
     "insufficient-privileges": (
         "the account may not do this",
@@ -120,12 +121,14 @@ _TLS_MESSAGES: tuple[tuple[str, str], ...] = (
 class CheckFailed(Sv7Error):
     """A check that knows why it failed: ``cause`` is one of :data:`CAUSES`."""
 
-    def __init__(self, cause: str, detail: str) -> None:
+    def __init__(self, cause: str, detail: str, hint: str | None = None) -> None:
         if cause not in CAUSES:
             raise ValueError(f"unknown cause {cause!r}")
         super().__init__(detail)
         self.cause = cause
         self.detail = detail
+        #: A hint that knows more than the cause's usual one (e.g. which variable to fix).
+        self.hint = hint
 
 
 @dataclass(frozen=True)
@@ -165,6 +168,10 @@ def _of_transport(failure: TransportFailure) -> tuple[str, str]:
     return str(failure.cause.value), str(failure)
 
 
+def _check_failed(exc: BaseException) -> CheckFailed | None:
+    return next((link for link in _links(exc) if isinstance(link, CheckFailed)), None)
+
+
 def _cause_of(exc: BaseException) -> tuple[str, str]:
     """(cause, detail) of the most telling link of ``exc``'s chain."""
     chain = list(_links(exc))
@@ -191,6 +198,9 @@ def diagnose(exc: BaseException) -> Diagnosis:
     """The diagnosis of a check that raised ``exc``."""
     cause, detail = _cause_of(exc)
     meaning, hint = _HINTS.get(cause, ("", _FAULT_HINT))
+    found = _check_failed(exc)
+    if found is not None and found.cause == cause and found.hint:
+        hint = found.hint
     explanation = f"{meaning}: {_one_line(detail)}" if meaning else _one_line(detail)
     return Diagnosis(cause, explanation, hint)
 
