@@ -316,6 +316,7 @@ def _logins(
 ) -> Logins:
     """Resolve both kinds of account. Tables are searched in order: the ``--credentials``
     file (a [credentials] table on its own), then sv7.toml's [credentials]."""
+    # (where, table): a role's table is then "where [role]" (sv7.toml: [credentials.role])
     tables: list[tuple[str, Mapping[str, Any]]] = []
     if credentials_file is not None:
         tables.append((str(credentials_file), _read_toml(credentials_file, "credentials file")))
@@ -386,7 +387,7 @@ def _role_accounts(
     for where, table in reversed(tables):  # the first table wins
         for role, entry in table.items():
             if isinstance(entry, dict) and "account" in entry:
-                named[role] = _split(role, str(entry["account"]), f"{where} [{role}]")
+                named[role] = _split(role, str(entry["account"]), _role_table(where, role))
     for spec in specs:
         role, _, account = spec.partition("=")
         named[role] = _split(role, account, f"--account {spec}")
@@ -396,7 +397,7 @@ def _role_accounts(
         password, source = environ.get(variable), variable
         if password is None:
             password, source = next(
-                ((str(t[role]["password"]), f"{w} [{role}]") for w, t in tables
+                ((str(t[role]["password"]), _role_table(w, role)) for w, t in tables
                  if isinstance(t.get(role), dict) and "password" in t[role]),
                 (None, ""),
             )
@@ -407,6 +408,11 @@ def _role_accounts(
             )
         accounts.append(RoleAccount(mechanism, name, password, role=role, source=source))
     return tuple(accounts)
+
+
+def _role_table(where: str, role: str) -> str:
+    """``creds.toml [reader]``, or ``sv7.toml [credentials.reader]``."""
+    return where[:-1] + f".{role}]" if where.endswith("[credentials]") else f"{where} [{role}]"
 
 
 def _split(role: str, spec: str, source: str) -> tuple[str, str]:
