@@ -20,11 +20,23 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 
 
+def _usage_error(prog: str, message: str) -> NoReturn:
+    """One line naming the problem and exit 2 (no usage dump); ``sv7 check`` answers as a
+    monitoring probe: UNKNOWN (3) on standard output, since 2 would read as CRITICAL."""
+    if prog == "sv7 check":
+        from igestbench.verify.check import UNKNOWN
+
+        print(f"ICAT UNKNOWN - {message}", flush=True)
+        sys.exit(UNKNOWN)
+    print(f"{prog}: {message} (see {prog} --help)", file=sys.stderr)
+    sys.exit(EXIT_USAGE)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse with sv7's usage errors: one line naming the option, exit 2 (no usage dump)."""
+    """argparse with sv7's usage errors (:func:`_usage_error`)."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see {self.prog} --help)\n")
+        _usage_error(self.prog, message)
 
 
 def _typed(parse: Callable[[object], object]) -> Callable[[str], object]:
@@ -426,7 +438,10 @@ def create_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = create_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # reported by the subcommand, which the user was talking to
+        prog = f"sv7 {args.command}" if args.command else "sv7"
+        _usage_error(prog, f"unrecognized arguments: {' '.join(extra)}")
     logging.basicConfig(
         level=logging.DEBUG if args.debug else logging.WARNING,
         format="sv7: %(levelname)s: %(message)s",

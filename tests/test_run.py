@@ -278,6 +278,7 @@ def test_failed_service_checks_make_the_exit_status_5(
     data: dict[str, Any] = result_of(out)
     assert data["run"]["status"] == "complete"
     assert "wrong-result" in {c["cause"] for c in data["checks"]}
+    assert "5 a service check failed" in " ".join(sv7("run", "--help").stdout.split())
 
 
 def test_ctrl_c_writes_a_valid_partial_file_and_leaves_nothing(tmp_path: Path) -> None:

@@ -153,6 +153,8 @@ def thresholds(value: object) -> tuple[str, ...]:
 
 
 def text(value: object) -> str:
+    if isinstance(value, Path):  # a path argparse already made one of (sv7 cleanup --ca-file)
+        value = str(value)
     if not isinstance(value, str) or not value.strip():
         raise OptionError(f"expected a non-empty text, not {value!r}")
     return value.strip()
