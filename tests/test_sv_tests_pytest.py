@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -77,10 +78,15 @@ def test_installed_with_pyargs_from_outside_the_tree(
     the command line: "unrecognized arguments: --target"."""
     if importlib.util.find_spec("setuptools") is None:
         pytest.skip("building the wheel needs setuptools")
+    # built from a copy: setuptools leaves build/ and an egg-info in the tree it builds, and an
+    # egg-info in the checkout would switch the entry point on for every later run from it
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".tox", "build", "*.egg-info", "__pycache__", ".*_cache", "fixtures", "reports"))
     installed = tmp_path / "installed"
     build = subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-         "--no-cache-dir", "--target", str(installed), str(ROOT)],
+         "--no-cache-dir", "--target", str(installed), str(source)],
         capture_output=True, text=True, timeout=600,
     )
     assert build.returncode == 0, build.stderr
