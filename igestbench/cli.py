@@ -325,6 +325,12 @@ def cmd_check(args: argparse.Namespace) -> int:
 # --- sv7 merge and sv7 report ------------------------------------------------------------
 
 
+def _output_file(path: Path) -> None:
+    """A file to write must not be a directory (found before reading anything)."""
+    if path.is_dir():
+        raise UsageError(f"-o {path}: is a directory; name the file to write")
+
+
 def _add_merge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "merge",
@@ -348,6 +354,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from igestbench.results.campaign import dump_campaign
     from igestbench.results.merge import merge
 
+    _output_file(args.output)
     missing = [str(path) for path in args.files if not path.exists()]
     if missing:
         raise UsageError(f"no such file: {', '.join(missing)}")
@@ -389,6 +396,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     from igestbench.report import build_report, render_html, render_markdown, write_csv
     from igestbench.results.campaign import load_campaign
 
+    _output_file(args.output)
+    if args.csv is not None and args.csv.exists() and not args.csv.is_dir():
+        raise UsageError(f"--csv {args.csv}: exists and is not a directory")
     previous = load_campaign(args.previous) if args.previous else None
     report = build_report(load_campaign(args.campaign), previous)
     written = [args.output]
