@@ -1,10 +1,17 @@
 """Typed configuration objects (frozen dataclasses) and the one place that reads ``os.environ``.
 
 ``ServeConfig`` starts the local catalogue; ``RunConfig`` is everything one ``sv7 run`` needs.
-Precedence everywhere: command line > ``SV7_*`` environment > ``sv7.toml`` > defaults.
-Credentials come from the configuration file, the environment (``SV7_AUTH``, ``SV7_USER``,
-``SV7_PASSWORD``) or a prompt — never from the command line — and live only in memory: their
-``repr`` hides the password and :meth:`RunConfig.public` leaves them out of result files.
+Precedence everywhere: command line > ``SV7_*`` environment > ``sv7.toml`` > defaults; every
+value is parsed by its option's one parser (:mod:`igestbench.run.options`) before anything
+starts, and a bad one names its source.
+
+Credentials are resolved here for every command (:func:`load_run_config` for ``sv7 run`` and
+``sv7 cleanup``, :func:`load_logins` for ``sv7 check`` and ``pytest sv_tests``): the default
+account from the environment (``SV7_AUTH``, ``SV7_USER``, ``SV7_PASSWORD``), the
+``[credentials]`` table of sv7.toml (or a ``--credentials`` file) or a prompt, and role accounts
+on top (``--account ROLE=MECH/NAME`` + ``SV7_PASSWORD_<ROLE>``, or ``[credentials.ROLE]``).
+Never from the command line; they live only in memory: their ``repr`` hides the password and
+:meth:`RunConfig.public` leaves them out of result files.
 """
 
 from __future__ import annotations
