@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from igestbench.icat.beans import Bean
-from igestbench.icat.entity_info import EntityInfo, entity_info
+from igestbench.icat.entity_info import BASE_ENTITY, EntityInfo, base_entity_info, entity_info
 from igestbench.icat.faults import (
     IcatBadParameter,
     IcatError,
@@ -73,6 +73,8 @@ class IcatService:
         return self.profile.entity_names
 
     def get_entity_info(self, bean_name: str | None) -> EntityInfo:
+        if bean_name == BASE_ENTITY:
+            return base_entity_info()  # icat.server answers for the base class too (4.3 and 6.2)
         try:
             entity = self.profile.entity(bean_name or "")
         except KeyError:
