@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 LOCAL_READER = Account(
     "simple", "reader", "reader", role="reader", source="the built-in catalogue's reader account"
 )
-#: What the runner puts into the built-in catalogue before the checks (see Runner._seed_local).
+#: The example data of the built-in catalogue (igestbench.mock.seed), as the reader sees it.
 LOCAL_REFERENCE_QUERIES = (
     ReferenceQuery(
         "example datafiles",
