@@ -168,9 +168,11 @@ class Runner:
                 if failures:
                     code = EXIT_THRESHOLDS
             if code in (EXIT_OK, EXIT_THRESHOLDS) and self.failed_checks:
+                shown, more = self.failed_checks[:3], len(self.failed_checks) - 3
                 self.summary.append(
                     f"{len(self.failed_checks)} service check(s) failed or ended in an error "
-                    f"(see checks in the result file): {', '.join(self.failed_checks)}"
+                    f"(see checks in the result file): {', '.join(shown)}"
+                    + (f" (+{more} more)" if more > 0 else "")
                 )
                 code = EXIT_CHECKS
         return RunOutcome(code, path, self.summary)
