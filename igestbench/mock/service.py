@@ -131,6 +131,16 @@ class IcatService:
             raise IcatBadParameter("query must not be empty")
         return self.reader.search(user, query, self.authz.read_restrictions(user))
 
+    def search_xml(self, sid: str | None, query: str | None) -> str:
+        """What :meth:`search` finds, as the ``return`` elements of ICAT's searchResponse.
+
+        The SOAP face answers with this: rows go straight to XML text, with no Bean per row.
+        """
+        user = self.sessions.user(sid)
+        if not query:
+            raise IcatBadParameter("query must not be empty")
+        return self.reader.search_xml(user, query, self.authz.read_restrictions(user))
+
     def get(self, sid: str | None, query: str | None, primary_key: int) -> Bean:
         user = self.sessions.user(sid)
         if not query:
