@@ -78,7 +78,7 @@ class Reader:
             result = self._values(compiled, cursor)
             return row_xml.encode_values(result.items, result.value_types, result.multi)
         entity, rows, ones, manys = self._entities(compiled, cursor, restrict, _xml_bodies)
-        return row_xml.row_encoder(self.profile, entity).returns(rows, ones, manys)
+        return row_xml.row_encoder(self.profile, entity.name).returns(rows, ones, manys)
 
     def get(self, user: str, query: str, obj_id: int, restrict: Restrictions) -> Bean:
         compiled = compile_get(self.profile, query)
@@ -247,7 +247,7 @@ def _beans(
 def _xml_bodies(
     profile: Profile, entity: Entity, rows: Sequence[Row], ones: row_xml.Ones, manys: row_xml.Manys
 ) -> list[str]:
-    return row_xml.row_encoder(profile, entity).bodies(rows, ones, manys)
+    return row_xml.row_encoder(profile, entity.name).bodies(rows, ones, manys)
 
 
 def _chunks(ids: Sequence[int]) -> Iterable[Sequence[int]]:

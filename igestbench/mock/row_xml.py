@@ -43,11 +43,6 @@ def _date_text(stored: str) -> str:
     return format_datetime(tables.parse_stored_datetime(stored))
 
 
-def _int_text(value: Any) -> str:
-    # INTEGER columns written by the store hold ints; anything else is encoded as encode_bean would
-    return str(value) if type(value) is int else escape(str(value))
-
-
 def _bool_text(value: Any) -> str:
     return "true" if value else "false"
 
@@ -57,7 +52,7 @@ def _converter(f: Field) -> Callable[[Any], str]:
     if f.type == "Date":
         return _date_text
     if f.type in ("Long", "Integer"):
-        return _int_text
+        return str  # the store lets only ints into these columns (store._check_value)
     if f.type in ("boolean", "Boolean"):
         return _bool_text
     if f.type == "Double":
@@ -152,8 +147,10 @@ class RowEncoder:
 
 
 @functools.cache
-def row_encoder(profile: Profile, entity: Entity) -> RowEncoder:
-    return RowEncoder(profile, entity)
+def row_encoder(profile: Profile, entity_name: str) -> RowEncoder:
+    # keyed on the name: hashing an Entity (a dataclass of all its fields) costs microseconds,
+    # which a single-result search would pay on every call
+    return RowEncoder(profile, profile.entity(entity_name))
 
 
 # --- values (attributes, aggregates, fieldSets) -----------------------------------------------
