@@ -1,7 +1,8 @@
-"""Search answers encoded straight from rows are, byte for byte, the answers encoded from Beans.
+"""Answers encoded straight from rows are, byte for byte, the answers encoded from Beans.
 
-The SOAP face answers searches with :meth:`IcatService.search_xml` (rows → XML text, no Bean per
-row); clients and the ``get`` operation encode Beans with :func:`soapxml.encode_bean`. Both must
+The SOAP face answers search and get with :meth:`IcatService.search_xml` and ``get_xml`` (rows →
+XML text, no Bean per row), as it answered them before with :func:`soapxml.encode_bean` from the
+Beans that :meth:`IcatService.search` and ``get`` still return to Python callers. Both must
 put the same bytes on the wire for the same objects: every attribute type (escaping of ``&<>``,
 control characters, dates with and without fractions, doubles, booleans, enumerations, nulls),
 nested INCLUDEs of both kinds, INCLUDE 1, objects hidden by access rules, both profiles.
@@ -162,6 +163,29 @@ def test_entity_answers_are_the_bean_encoding(service: IcatService, query: str) 
         assert expected.count("<return ") >= 1
 
 
+@pytest.mark.parametrize(
+    ("entity", "query"),
+    [
+        ("Dataset", "Dataset"),
+        ("Dataset", "Dataset INCLUDE 1"),
+        ("Dataset", "Dataset INCLUDE Datafile, DatafileParameter"),
+        (
+            "Dataset",
+            "Dataset ds INCLUDE ds.datafiles df, df.parameters p, p.type, ds.investigation",
+        ),
+        ("Investigation", "Investigation i INCLUDE i.datasets ds, ds.datafiles, i.facility"),
+        ("ParameterType", "ParameterType"),
+    ],
+)
+def test_get_answers_are_the_bean_encoding(service: IcatService, entity: str, query: str) -> None:
+    sid = service.login("simple", ROOT)
+    for obj_id in service.search(sid, f"SELECT x.id FROM {entity} x").items:
+        expected = soapxml.encode_bean(
+            service.profile, service.get(sid, query, obj_id), "return", "ns2"
+        )
+        assert service.get_xml(sid, query, obj_id) == expected
+
+
 def test_the_answer_holds_every_kind_of_value(service: IcatService) -> None:
     sid = service.login("simple", ROOT)
     answer = service.search_xml(sid, "SELECT pt FROM ParameterType pt") + service.search_xml(
@@ -228,6 +252,13 @@ def test_objects_the_user_may_not_read_are_left_out_alike() -> None:
             assert answer == from_beans(service, sid, query)
             assert "<investigation>" not in answer
         assert service.search_xml(sid, "SELECT df FROM Datafile df").count("<return ") == 3
+        query = "Dataset ds INCLUDE ds.datafiles, ds.investigation"
+        for ds in service.search(sid, "SELECT ds.id FROM Dataset ds").items:
+            got = service.get(sid, query, ds)
+            assert service.get_xml(sid, query, ds) == soapxml.encode_bean(
+                service.profile, got, "return", "ns2"
+            )
+            assert len(got["datafiles"]) == 1 and "investigation" not in got
     finally:
         with_rules.sock.close()
         with_rules.stop()

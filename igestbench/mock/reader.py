@@ -56,7 +56,7 @@ class Reader:
     Both answer forms share one way of reading: the result rows by one statement, then per
     INCLUDE level one set-based statement (:meth:`_related`), and only then are the rows turned
     into Beans (:meth:`search`, :meth:`get`, for Python callers) or straight into ICAT's XML
-    (:meth:`search_xml`, what the SOAP face sends).
+    (:meth:`search_xml`, :meth:`get_xml`, what the SOAP face sends).
     """
 
     def __init__(self, store: Store, max_entities: int) -> None:
@@ -81,6 +81,18 @@ class Reader:
         return row_xml.row_encoder(self.profile, entity.name).returns(rows, ones, manys)
 
     def get(self, user: str, query: str, obj_id: int, restrict: Restrictions) -> Bean:
+        entity, row, ones, manys = self._get(user, query, obj_id, restrict, _beans)
+        return _beans(self.profile, entity, [row], ones, manys)[0]
+
+    def get_xml(self, user: str, query: str, obj_id: int, restrict: Restrictions) -> str:
+        """The ``return`` element of ICAT's get answer, as text (the body of getResponse)."""
+        entity, row, ones, manys = self._get(user, query, obj_id, restrict, _xml_bodies)
+        return row_xml.row_encoder(self.profile, entity.name).returns([row], ones, manys)
+
+    def _get(
+        self, user: str, query: str, obj_id: int, restrict: Restrictions, build: Build[T]
+    ) -> tuple[Entity, Row, dict[str, dict[int, T]], dict[str, dict[int, list[T]]]]:
+        """The row of object ``obj_id`` and, built by ``build``, what it INCLUDEs."""
         compiled = compile_get(self.profile, query)
         entity = self.profile.entity(compiled.entity)
         sql = (
@@ -100,9 +112,9 @@ class Reader:
                 )
         budget = [self.max_entities - 1]
         ones, manys = self._related(
-            entity, [row], compiled.includes, compiled.include_all_ones, restrict, budget, _beans
+            entity, [row], compiled.includes, compiled.include_all_ones, restrict, budget, build
         )
-        return _beans(self.profile, entity, [row], ones, manys)[0]
+        return entity, row, ones, manys
 
     def _execute(
         self, user: str, query: str, restrict: Restrictions

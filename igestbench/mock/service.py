@@ -147,6 +147,13 @@ class IcatService:
             raise IcatBadParameter("query must not be empty")
         return self.reader.get(user, query, primary_key, self.authz.read_restrictions(user))
 
+    def get_xml(self, sid: str | None, query: str | None, primary_key: int) -> str:
+        """What :meth:`get` finds, as the ``return`` element of ICAT's getResponse."""
+        user = self.sessions.user(sid)
+        if not query:
+            raise IcatBadParameter("query must not be empty")
+        return self.reader.get_xml(user, query, primary_key, self.authz.read_restrictions(user))
+
     def is_access_allowed(self, sid: str | None, bean: Bean, access: str) -> bool:
         user = self.sessions.user(sid)
         if access not in ("READ", "UPDATE", "DELETE", "CREATE"):

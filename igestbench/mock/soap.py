@@ -258,8 +258,9 @@ class SoapEndpoint:
         return ""
 
     def _op_get(self, w: etree._Element) -> str:
-        bean = self.service.get(self._sid(w), self._text(w, "query"), self._long(w, "primaryKey"))
-        return soapxml.encode_bean(self.profile, bean, "return", prefix="ns2")
+        return self.service.get_xml(
+            self._sid(w), self._text(w, "query"), self._long(w, "primaryKey")
+        )
 
     def _op_search(self, w: etree._Element) -> str:
         return self.service.search_xml(self._sid(w), self._text(w, "query"))
