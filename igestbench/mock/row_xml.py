@@ -1,7 +1,8 @@
-"""Search answers from the store's rows straight to ICAT's XML text, with no Bean in between.
+"""Search and get answers from the store's rows straight to ICAT's XML text, with no Bean between.
 
-A search returning 2,000 Datafiles spent two thirds of its time building a Bean per row and then
-walking the Beans to encode them (issue 11: it was slower than a real ICAT 6.2). Here each entity
+A search returning 2,000 Datafiles spent most of its server time (over four fifths) building a
+Bean per row and then walking the Beans to encode them (issue 11: it was slower than a real ICAT
+6.2.0; the SQL statement itself takes about 5 ms). Here each entity
 gets an encoding plan once: its fields in wire order (the XSD's, which is not the column order),
 each attribute with its opening and closing tag, its column and a text converter, each relation
 with the column that finds its INCLUDEd objects. Rows are then written by one loop into one list
