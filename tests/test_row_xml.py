@@ -51,6 +51,7 @@ def fill(service: IcatService, sid: str) -> None:
                 "facility": ref("Facility", fac),
                 "enforced": True,
                 "verified": False,
+                "applicableToDatafile": True,
                 "minimumNumericValue": -1.5e-9,
                 "maximumNumericValue": float("inf"),
             },
@@ -93,7 +94,11 @@ def fill(service: IcatService, sid: str) -> None:
                                     Bean(
                                         "DatafileParameter",
                                         {
-                                            "type": ref("ParameterType", pt),
+                                            # ICAT judges the type as sent, not as stored
+                                            "type": Bean(
+                                                "ParameterType",
+                                                {"id": pt, "applicableToDatafile": True},
+                                            ),
                                             "numericValue": [0.1, 1e300, -2.5e-7][i],
                                             "error": None if i else 3.0,
                                         },
@@ -122,7 +127,7 @@ QUERIES = [
     "SELECT ds FROM Dataset ds INCLUDE ds.type t, t.facility",
     "SELECT f FROM Facility f INCLUDE f.investigations, f.parameterTypes",
     "SELECT pt FROM ParameterType pt INCLUDE pt.datafileParameters p, p.datafile",
-    "Dataset [name = 'run-1'] INCLUDE Datafile, DatafileParameter",
+    "Dataset INCLUDE Datafile, DatafileParameter [name = 'run-1']",
     "SELECT df FROM Datafile df WHERE df.fileSize > 5 ORDER BY df.name DESC LIMIT 1, 4",
 ]
 VALUE_QUERIES = [
@@ -224,7 +229,7 @@ def test_value_answers_are_unchanged(service: IcatService, query: str) -> None:
 
 
 def test_objects_the_user_may_not_read_are_left_out_alike() -> None:
-    with_rules = LocalCatalogue(ServeConfig(seed_rules=False))
+    with_rules = LocalCatalogue(ServeConfig())  # a new database has no rules
     try:
         service = with_rules.service
         root = service.login("simple", ROOT)
