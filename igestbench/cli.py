@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from igestbench import __version__
+from igestbench import __version__, redaction
 from igestbench.errors import Sv7Error, UsageError
 from igestbench.run.options import RUN_OPTIONS, typed
 
@@ -381,10 +381,8 @@ def create_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = create_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.debug else logging.WARNING,
-        format="sv7: %(levelname)s: %(message)s",
-    )
+    # every logger (ours, zeep, suds, urllib3 …) through one redaction: --debug shows envelopes
+    redaction.install(logging.DEBUG if args.debug else logging.WARNING)
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from igestbench import redaction
 from igestbench.client import Catalogue, ClientConfig, TransportFailure, connect
 from igestbench.config import RunConfig, ServeConfig
 from igestbench.errors import Sv7Error
@@ -105,6 +106,7 @@ class Runner:
         thresholds = [parse_threshold(t) for t in config.fail_on]
         with _target(config) as target, tempfile.TemporaryDirectory(prefix="sv7-run-") as tmp:
             self.work = Path(tmp)
+            redaction.remember(target.credentials.password)  # wherever it might turn up
             target_section, probe_section = probe(target.client)
             target_section["local"] = target.local
             writer = ResultWriter(

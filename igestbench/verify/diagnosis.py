@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from igestbench import redaction
 from igestbench.client.transport import (
     NETWORK_ERRORS,
     TransportCause,
@@ -190,6 +191,7 @@ def _cause_of(exc: BaseException) -> tuple[str, str]:
 def diagnose(exc: BaseException) -> Diagnosis:
     """The diagnosis of a check that raised ``exc``."""
     cause, detail = _cause_of(exc)
+    detail = redaction.scrub(detail)  # the diagnosis goes into result files and reports
     meaning, hint = _HINTS.get(cause, ("", _FAULT_HINT))
     explanation = f"{meaning}: {_one_line(detail)}" if meaning else _one_line(detail)
     return Diagnosis(cause, explanation, hint)
