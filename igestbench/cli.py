@@ -160,6 +160,9 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Credentials come from sv7.toml [credentials], the environment (SV7_AUTH, "
         "SV7_USER, SV7_PASSWORD) or a prompt, never from the command line. Without --target "
         "the built-in catalogue is started and used.",
+        epilog="exit status: 0 ok, 1 error, 2 usage, 3 a --fail-on threshold failed, 4 target "
+        "unreachable (DNS, refused, timeout), 5 TLS failed (a certificate not trusted: "
+        "--ca-file or --insecure; or https:// to a plain-HTTP port: http://), 130 interrupted",
     )
     p.add_argument("--config", type=Path, help="sv7.toml to read (default ./sv7.toml if present)")
     for flag, dest, parse, text in RUN_OPTIONS:
@@ -169,7 +172,7 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         dest="insecure",
         action="store_const",
         const=True,
-        help="do not verify the target's certificate (say so in the report)",
+        help="do not verify the target's certificate (said once on stderr and in the file)",
     )
     p.add_argument(
         "--gzip",
@@ -227,6 +230,7 @@ def _add_cleanup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
     from igestbench.client import ClientConfig, connect
+    from igestbench.client.transport import INSECURE_NOTICE
     from igestbench.config import load_run_config
     from igestbench.workloads import Journal, cleanup
 
@@ -236,6 +240,8 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
     )
     journal = Journal.load(args.journal)
     assert config.credentials is not None and config.target is not None
+    if config.insecure:
+        print(f"sv7 cleanup: {INSECURE_NOTICE}", file=sys.stderr)
     catalogue = connect(
         ClientConfig(config.target, ca_file=config.ca_file, insecure=config.insecure)
     )

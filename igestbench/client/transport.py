@@ -95,6 +95,12 @@ def endpoint_of(url: str) -> Endpoint:
 # --- TLS and HTTP sessions -------------------------------------------------------------------
 
 
+#: The one line a command prints when --insecure switched certificate verification off.
+INSECURE_NOTICE = (
+    "TLS certificate verification is off (--insecure): the target's identity is not checked"
+)
+
+
 def check_tls_choice(config: ClientConfig) -> None:
     """UsageError when the TLS options contradict each other or name a missing file."""
     if config.insecure and config.ca_file is not None:
@@ -149,7 +155,8 @@ def http_session(config: ClientConfig, endpoint: Endpoint, pool_size: int = 4) -
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     if config.insecure:
-        # The user asked for no verification explicitly; urllib3 would repeat that on every call.
+        # The user asked for no verification explicitly, and the commands say so once
+        # (INSECURE_NOTICE); urllib3 would warn on every request, with its file and line.
         warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
     return session
 
