@@ -285,7 +285,13 @@ def _add_merge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="Unreadable files are reported with their reason and skipped (exit 1); "
         "files of sites or targets not in --campaign are reported and not counted.",
     )
-    p.add_argument("files", nargs="+", type=Path, metavar="RESULT", help="result .json[.gz]")
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="RESULT",
+        help="result files (.json, .json.gz), directories of them, or patterns such as "
+        "'results/*.json' (expanded here when the shell did not)",
+    )
     p.add_argument(
         "--campaign",
         type=Path,
@@ -294,15 +300,40 @@ def _add_merge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("-o", "--output", type=Path, required=True, help="campaign file to write")
     p.add_argument("--strict", action="store_true", help="an unreadable file is fatal")
+    p.add_argument(
+        "--max-size",
+        type=_mebibytes,
+        metavar="MIB",
+        # the default is results.loader.MAX_DOCUMENT_BYTES (not imported here: sv7 starts faster)
+        help="skip a result file larger than this, decompressed (default 256; a small .gz "
+        "can inflate to gigabytes)",
+    )
+
+
+def _mebibytes(value: str) -> int:
+    try:
+        size = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of MiB") from None
+    if not 0 < size <= 1024 * 1024:
+        raise argparse.ArgumentTypeError(f"{value!r}: give a size above 0 MiB")
+    return int(size * 2**20)
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
     from igestbench.config import load_campaign_config
     from igestbench.results.campaign import dump_campaign
-    from igestbench.results.merge import merge
+    from igestbench.results.loader import MAX_DOCUMENT_BYTES
+    from igestbench.results.merge import merge, result_paths
 
     campaign = load_campaign_config(args.campaign) if args.campaign else None
-    outcome = merge(args.files, campaign, name=args.output.name.split(".")[0])
+    paths, unmatched = result_paths(args.files)
+    for line in unmatched:
+        print(f"sv7 merge: note: {line}", file=sys.stderr)
+    if not paths:
+        raise UsageError("no result files to merge")
+    limit = args.max_size or MAX_DOCUMENT_BYTES
+    outcome = merge(paths, campaign, name=args.output.name.split(".")[0], max_bytes=limit)
     for skipped in outcome.skipped:
         print(f"sv7 merge: skipped {skipped.file}: {skipped.reason}", file=sys.stderr)
     for line in outcome.unexpected:
