@@ -429,9 +429,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"sv7 {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except Sv7Error as exc:
-        if args.debug:
-            raise
-        print(f"sv7 {args.command}: {exc}", file=sys.stderr)
+        if args.debug:  # the traceback through logging, so that it is scrubbed like the rest
+            logging.getLogger("igestbench").error("sv7 %s failed", args.command, exc_info=exc)
+        print(f"sv7 {args.command}: {redaction.scrub(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130

@@ -26,7 +26,9 @@ import logging
 import re
 import sys
 import threading
+import traceback
 from collections.abc import Callable, Iterable, Mapping
+from types import TracebackType
 from typing import Any
 
 #: What replaces a session id.
@@ -172,9 +174,18 @@ def install_record_redaction() -> None:
             logging.setLogRecordFactory(_scrubbed_record)
 
 
+def _scrubbed_excepthook(
+    kind: type[BaseException], exc: BaseException, tb: TracebackType | None
+) -> None:
+    """A traceback nobody caught (a bug), printed as Python would, but scrubbed."""
+    sys.stderr.write(scrub("".join(traceback.format_exception(kind, exc, tb))))
+
+
 def install(level: int) -> None:
-    """The logging of an sv7 process: ``sv7: LEVEL: message`` on stderr, secrets scrubbed."""
+    """The logging of an sv7 process: ``sv7: LEVEL: message`` on stderr, secrets scrubbed, and
+    the same for a traceback that reaches the top."""
     install_record_redaction()
+    sys.excepthook = _scrubbed_excepthook
     root = logging.getLogger()
     if not root.handlers:
         handler = logging.StreamHandler(sys.stderr)

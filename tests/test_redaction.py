@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import secrets
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -74,6 +76,20 @@ def test_every_logger_is_scrubbed_with_its_traceback(caplog: pytest.LogCaptureFi
         except ValueError:
             logging.getLogger("suds.client").exception("failed")
     assert caplog.records and sid not in caplog.text
+
+
+def test_a_traceback_nobody_caught_is_scrubbed_too() -> None:
+    code = (
+        "from igestbench import redaction\n"
+        "redaction.install(30)\n"
+        "redaction.remember('pw-uncaught-123')\n"
+        "raise RuntimeError('pw-uncaught-123 <sessionId>5e55-1d</sessionId>')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=credentials_env()
+    )
+    assert "RuntimeError" in done.stderr and "Traceback" in done.stderr
+    assert "pw-uncaught-123" not in done.stderr and "5e55-1d" not in done.stderr
 
 
 def test_debug_run_leaks_no_password_and_no_session_id(tmp_path: Path) -> None:

@@ -196,6 +196,7 @@ def worker_main(
         if streamer.is_alive():
             streamer.join()
         if outcome_error is not None:
+            outcome_error = redaction.scrub(outcome_error)  # it goes into the result file
             # do not leave the others waiting at the barrier for a worker that is gone
             with contextlib.suppress(Exception):
                 barrier.abort()
