@@ -19,7 +19,7 @@ from tests.test_run import FAST_SWEEP, credentials_env, sv7
 LOGIN_ENVELOPE = (
     '<soap-env:Envelope xmlns:soap-env="http://schemas.xmlsoap.org/soap/envelope/">'
     '<soap-env:Body><ns0:login xmlns:ns0="http://icatproject.org"><plugin>simple</plugin>'
-    "<credentials><entry><key>username</key><value>ingest</value></entry>"
+    "<credentials><entry><key>username</key><value>alice-7q</value></entry>"
     "<entry><key>password</key><value>{password}</value></entry></credentials>"
     "</ns0:login></soap-env:Body></soap-env:Envelope>"
 )
@@ -58,7 +58,7 @@ def test_the_user_name_stays_and_known_secrets_go_anywhere() -> None:
     redaction.remember_session(sid)
     text = redaction.scrub(f"https://host/x?q={password} ({sid}) {LOGIN_ENVELOPE}")
     assert password not in text and sid not in text
-    assert "<value>ingest</value>" in text  # the user name is no secret
+    assert "<value>alice-7q</value>" in text  # the user name is no secret
     assert redaction.scrub("a short one: pw7") == "a short one: pw7"
     redaction.remember("pw7")
     # a short secret goes as a whole word only, not out of innocent longer words
@@ -139,4 +139,5 @@ def test_debug_run_leaks_no_password_and_no_session_id(tmp_path: Path) -> None:
     # and the debug logs were there to leak them: zeep's envelopes in the runner, suds' in a
     # worker process (which sets up its logging itself)
     assert "HTTP Post to" in logged and "sending to (" in logged
+    assert "single-query-python-icat-c1-w0</name>" in logged  # suds, in the worker
     assert "<key>password</key><value><secret></value>" in logged
