@@ -40,7 +40,7 @@ LOG_FORMAT = "sv7: %(levelname)s: %(message)s"
 _PUBLIC_KEYS = ("username", "user", "mechanism")
 # A short secret ("root") is replaced only as a whole word: as a substring it would also eat
 # innocent text such as paths, while longer passwords and session ids are searched anywhere.
-_SUBSTRING_MIN = 6
+_SUBSTRING_MIN = 8
 
 _NS = r"(?:[\w.-]+:)?"  # an XML namespace prefix, if any
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
