@@ -264,7 +264,7 @@ def test_bad_options_are_usage_errors_before_any_work(tmp_path: Path) -> None:
     assert not any(tmp_path.iterdir())
 
 
-def test_failed_service_checks_make_the_exit_status_5(
+def test_failed_service_checks_make_the_exit_status_6(
     catalogue: LocalCatalogue, tmp_path: Path
 ) -> None:
     refs = tmp_path / "refs.toml"
@@ -273,12 +273,12 @@ def test_failed_service_checks_make_the_exit_status_5(
     out = tmp_path / "out"
     result = sv7("run", "--target", catalogue.service_url, "--parts", "verify",
                  "--reference-queries", str(refs), "--out", str(out), env=credentials_env())
-    assert result.returncode == 5, result.stderr
+    assert result.returncode == 6, result.stderr
     assert "service check(s) failed or ended in an error" in result.stderr
     data: dict[str, Any] = result_of(out)
     assert data["run"]["status"] == "complete"
     assert "wrong-result" in {c["cause"] for c in data["checks"]}
-    assert "5 a service check failed" in " ".join(sv7("run", "--help").stdout.split())
+    assert "6 a service check failed" in " ".join(sv7("run", "--help").stdout.split())
 
 
 def test_ctrl_c_writes_a_valid_partial_file_and_leaves_nothing(tmp_path: Path) -> None:

@@ -263,7 +263,8 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
     RunOption("--timeout", "timeout", number(0, above=True),
               "seconds to wait for the target (default 30)"),
     RunOption("--insecure", "insecure", boolean,
-              "do not verify the target's certificate (say so in the report)", switch=True),
+              "do not verify the target's certificate (said once on stderr and in the file)",
+              switch=True),
     RunOption("--gzip", "gzip", boolean, "write the result file gzip-compressed", switch=True),
 )  # fmt: skip
 
