@@ -57,7 +57,11 @@ def environment(markdown: bool = False) -> Environment:
 
 def render_html(report: Report) -> str:
     charts = {chart.key: Markup(chart.svg) for chart in report.charts}  # matplotlib's own SVG
-    return environment().get_template("report.html.j2").render(r=report, svg=charts)
+    # the charts' styles, each once: class names are hashes of the declarations (svg.py)
+    styles = dict(style for chart in report.charts for style in chart.styles)
+    chart_css = Markup("\n".join(f".{name}{{{rule}}}" for name, rule in sorted(styles.items())))
+    return environment().get_template("report.html.j2").render(r=report, svg=charts,
+                                                               chart_css=chart_css)
 
 
 def render_markdown(report: Report) -> str:
