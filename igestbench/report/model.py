@@ -79,7 +79,7 @@ def _notices(campaign: Campaign) -> list[str]:
             notes.append(f"{run.file}: written in result format version {run.file_version}, "
                          f"read as version {run.result.raw['version']}")
         if run.result.status != "complete":
-            notes.append(f"{run.file}: the run of {run.site} against {run.target} ended "
+            notes.append(f"{run.file}: the run of {run.site} against {run.target} ended: "
                          f"{run.result.status}")
     return notes
 

@@ -33,6 +33,11 @@ def num(value: float | None, digits: int = 1) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
 
 
+def plural(count: int, word: str) -> str:
+    """"1 site", "2 sites": a count with its noun."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
 def _markdown_cell(value: Any) -> Any:
     # a "|" would end the table cell and a newline the row
     if isinstance(value, str) and not isinstance(value, Markup):
@@ -51,7 +56,7 @@ def environment(markdown: bool = False) -> Environment:
         keep_trailing_newline=True,
         finalize=_markdown_cell if markdown else None,
     )
-    env.filters.update(pct=pct, num=num)
+    env.filters.update(pct=pct, num=num, plural=plural)
     return env
 
 
