@@ -164,10 +164,12 @@ class ChartArtist:
     figure would give, byte for byte (tests/test_report_charts.py checks it).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, compact: bool = True) -> None:
         import matplotlib
 
         matplotlib.use("svg")  # no display, no Agg rasteriser needed
+        #: False: matplotlib's SVG as it writes it (the benchmark compares the two)
+        self.compact = compact
         self._figures: dict[tuple[str, int, int, float], tuple[Any, list[Any]]] = {}
 
     def draw(self, chart: Chart) -> Drawing:
@@ -187,6 +189,8 @@ class ChartArtist:
         text = out.getvalue()
         # the RDF metadata block only names its vocabularies (purl.org …): no use inside a page
         svg = _METADATA.sub("", text[text.index("<svg"):], count=1)
+        if not self.compact:
+            return Drawing(svg, legend)
         compact = compact_svg(svg)
         return Drawing(compact.svg, legend, compact.styles)
 
