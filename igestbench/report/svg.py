@@ -17,8 +17,6 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-#: matplotlib repeats its whole font fallback list on every label; the page's CSS names it once
-_FONT_FAMILY = re.compile(r"font-family: [^;\"]*(?:; )?")
 _NO_ROTATION = re.compile(r' transform="rotate\(-0 [^"]*\)"')
 #: attributes that hold coordinates, written by matplotlib with six decimals
 _COORDINATES = re.compile(r'\b(d|x|y|transform)="([^"]*)"')
@@ -72,18 +70,17 @@ def compact_svg(svg: str) -> CompactSvg:
     styles: dict[str, str] = {}
 
     def to_class(match: re.Match[str]) -> str:
-        declarations = _css(_style(match[1]))
+        # matplotlib repeats its whole font fallback list on every label; the page names it
+        declarations = _css({k: v for k, v in _style(match[1]).items() if k != "font-family"})
         name = style_class(declarations)
         styles[name] = declarations
         return f' class="{name}"'
 
-    svg = _FONT_FAMILY.sub("", _NO_ROTATION.sub("", svg))
-    svg = _DEFAULT_STYLE.sub("", svg, count=1)
+    svg = _DEFAULT_STYLE.sub("", _NO_ROTATION.sub("", svg), count=1)
     svg = _COLLECTION.sub(_shared_style, _COORDINATES.sub(coordinates, svg))
     svg = _INDENT.sub("\n<", _GROUP_ID.sub("", svg))
     svg = _unwrap_bare_groups(_NOTHING.sub(r"\1", svg))
     return CompactSvg(_STYLE.sub(to_class, svg), tuple(sorted(styles.items())))
-
 
 
 def _unwrap_bare_groups(svg: str) -> str:
