@@ -55,7 +55,8 @@ def test_a_run_stopped_on_a_fault_shows_failed_and_why(tmp_path: Path) -> None:
     assert page.count('<td class="failed-run">failed</td>') == 2  # p50 and p99
     assert f"(single-query): {STOPPED}" in page
     assert "ended: failed" in page and "1 site," not in page  # two sites declared
-    assert "stopped (single-query failed)" in render_markdown(report)
+    markdown = render_markdown(report)
+    assert "| failed | failed |" in markdown and "stopped (single-query failed)" in markdown
 
 
 def test_a_failed_level_is_no_point_and_a_panel_without_any_says_so(tmp_path: Path) -> None:
