@@ -78,7 +78,7 @@ class ServeConfig:
     #: Largest request line + header section (HTTP 431 beyond).
     max_header_bytes: int = 64 * 1024
     #: Large bodies received or being handled at once hold at most this much (HTTP 503 beyond).
-    max_bodies_in_flight_bytes: int = 256 * 1024 * 1024
+    max_bodies_in_flight_bytes: int = 128 * 1024 * 1024
     #: On a new database, create the access rules described in the README.
     seed_rules: bool = True
     knobs: FaultKnobs = field(default_factory=FaultKnobs)

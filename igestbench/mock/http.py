@@ -45,7 +45,7 @@ UNCOUNTED_BODY = 1024 * 1024
 class HttpLimits:
     max_body: int = 64 * 1024 * 1024
     max_header: int = 64 * 1024
-    max_bodies_in_flight: int = 256 * 1024 * 1024
+    max_bodies_in_flight: int = 128 * 1024 * 1024
     idle_timeout: float = 60.0
 
 

@@ -11,6 +11,11 @@ to the element budget in memory, and taking them one at a time keeps a burst of 
 multiplying that, while small requests keep their own threads and stay fast. After each large
 request the C heap's free memory is handed back to the system (glibc keeps it otherwise, and a
 server that once parsed a large body would stay large).
+
+While the catalogue runs, the interpreter's GIL switch interval is at most 1 ms (Python's default
+is 5 ms): the event loop gives up the GIL at every socket call and must win it back from a worker
+busy in Python code (decoding a large request), and each such wait is up to one interval, several
+times per request.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ import contextlib
 import ctypes
 import ctypes.util
 import functools
+import sys
+import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -29,6 +36,8 @@ LARGE_BODY = 1024 * 1024
 #: Threads for ordinary requests: each holds one SQLite connection; several long queries at once
 #: must still leave threads for everybody else.
 REQUEST_THREADS = 8
+#: The longest the event loop waits for the GIL while a worker runs Python code (seconds).
+SWITCH_INTERVAL_S = 0.001
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -40,6 +49,8 @@ class RequestWorkers:
     def __init__(self, threads: int = REQUEST_THREADS) -> None:
         self._ordinary = ThreadPoolExecutor(threads, thread_name_prefix="sv7-request")
         self._large = ThreadPoolExecutor(1, thread_name_prefix="sv7-large-request")
+        self._running = True
+        _SwitchInterval.lower()
 
     def run(self, function: Callable[[_T], _R], argument: _T, large: bool) -> Awaitable[_R]:
         """``function(argument)`` in a worker thread; call from the event loop."""
@@ -52,6 +63,32 @@ class RequestWorkers:
         """Drop the requests still waiting; the running ones end as the store interrupts them."""
         for pool in (self._ordinary, self._large):
             pool.shutdown(wait=False, cancel_futures=True)
+        if self._running:
+            self._running = False
+            _SwitchInterval.restore()
+
+
+class _SwitchInterval:
+    """The GIL switch interval, lowered while any catalogue of this process runs."""
+
+    _lock = threading.Lock()
+    _users = 0
+    _saved = 0.0
+
+    @classmethod
+    def lower(cls) -> None:
+        with cls._lock:
+            if cls._users == 0:
+                cls._saved = sys.getswitchinterval()
+                sys.setswitchinterval(min(cls._saved, SWITCH_INTERVAL_S))
+            cls._users += 1
+
+    @classmethod
+    def restore(cls) -> None:
+        with cls._lock:
+            cls._users -= 1
+            if cls._users == 0:
+                sys.setswitchinterval(cls._saved)
 
 
 def _then_trim(function: Callable[[_T], _R], argument: _T) -> _R:
