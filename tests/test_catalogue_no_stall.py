@@ -23,8 +23,10 @@ import requests
 
 from igestbench.config import ServeConfig
 from igestbench.icat.beans import Bean
-from igestbench.icat.faults import IcatInternal
+from igestbench.icat.faults import IcatBadParameter, IcatInternal
 from igestbench.mock.catalogue import LocalCatalogue
+from igestbench.mock.jpql import lists
+from igestbench.mock.jpql.parser import parse
 from igestbench.mock.service import IcatService
 from tests.soap_helpers import ENVELOPE, call, fault, login, returns
 from tests.test_cli_serve import start
@@ -339,3 +341,27 @@ def test_ctrl_c_stops_sv7_serve_while_a_query_runs(tmp_path: Path) -> None:
 def _quiet_post(url: str, body: str) -> None:
     with contextlib.suppress(requests.RequestException):
         post(url, body, timeout=60)
+
+
+# --- long lists read without the parser -----------------------------------------------------
+
+
+def test_long_in_lists_read_without_the_parser_give_the_parsers_tree(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    items = ", ".join(["'it''s'", "'IN (1, 2)'", "12", "1.5e3", ".5", "7."] * 20)
+    decoy = "'x IN (" + ", ".join(["1"] * 100) + ")'"
+    text = (
+        f"SELECT df FROM Datafile df WHERE df.name NOT IN ({items}) AND df.name <> {decoy} "
+        f"AND df.id in ({', '.join(str(i) for i in range(100))}) ORDER BY df.name"
+    )
+    fast = parse(text, "jpql")
+    assert lists.extract(text)[1], "the fast path was not taken"
+    monkeypatch.setattr(lists, "extract", lambda t: (t, {}))
+    assert fast == parse(text, "jpql")
+
+
+def test_a_too_large_integer_in_a_long_list_is_a_bad_parameter() -> None:
+    listed = ", ".join(["1"] * 70 + ["99999999999999999999"])
+    with pytest.raises(IcatBadParameter, match="Integer 99999999999999999999 at position"):
+        parse(f"SELECT df FROM Datafile df WHERE df.id IN ({listed})", "jpql")

@@ -30,12 +30,17 @@ from igestbench.mock.auth import Authenticators, Sessions
 from igestbench.mock.http import ConnectionFactory, HttpLimits, Request, Response
 from igestbench.mock.service import IcatService
 from igestbench.mock.soap import SoapEndpoint, fault_envelope
-from igestbench.mock.store import Store
+from igestbench.mock.store import RunElsewhere, Store
 from igestbench.mock.tls import TlsFiles, tls_from_option
 from igestbench.mock.workers import LARGE_BODY, RequestWorkers
 
 SERVICE_PATHS = ("/ICATService/ICAT", "/icat/ICAT")
 SEED_USER = "sv7/local-catalogue"
+#: Requests with bodies up to this size (bytes) are tried on the event loop first: decoding
+#: and compiling so little costs well under a millisecond.
+INLINE_BODY = 4096
+#: The SQL time a request may spend on the event loop before it is moved to a worker (seconds).
+INLINE_SQL_S = 0.01
 
 
 def seed_rules(service: IcatService) -> None:
@@ -122,9 +127,17 @@ class CatalogueApp:
         )
         return Response(200, page.encode(), "text/html; charset=utf-8")
 
-    def _soap(self, request: Request) -> Awaitable[Response]:
-        # The whole SOAP request (decoding, SQL, encoding) runs in a worker thread, one hop: the
-        # event loop keeps reading and answering other connections meanwhile.
+    def _soap(self, request: Request) -> Response | Awaitable[Response]:
+        # A small request is answered on the event loop if its SQL is quick and waits for no
+        # one: a hand-over to a thread would cost more than answering it. Anything else (a
+        # larger body, or SQL beyond INLINE_SQL_S) runs, whole, in a worker thread, while the
+        # event loop keeps reading and answering other connections.
+        if len(request.body) <= INLINE_BODY:
+            try:
+                status, body = self.endpoint.handle(request.body, inline_s=INLINE_SQL_S)
+                return Response(status, body)
+            except RunElsewhere:
+                pass  # rolled back: nothing of it remains, it runs again in a worker
         return self.workers.run(self._answer, request, large=len(request.body) > LARGE_BODY)
 
     def _answer(self, request: Request) -> Response:
@@ -150,7 +163,10 @@ class CatalogueApp:
         async def later() -> Response:
             if delay > 0:
                 await asyncio.sleep(delay)
-            return failure if fail else await self._soap(request)
+            if fail:
+                return failure
+            answer = self._soap(request)
+            return answer if isinstance(answer, Response) else await answer
 
         return later()
 

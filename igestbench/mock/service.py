@@ -48,9 +48,12 @@ class IcatService:
         self.lifetime_minutes = lifetime_minutes
         self.query_timeout_s = query_timeout_s
 
-    def time_budget(self) -> AbstractContextManager[None]:
-        """The SQL of one request stops after --query-timeout; SQLite errors become faults."""
-        return self.store.time_budget(self.query_timeout_s)
+    def time_budget(self, inline_s: float | None = None) -> AbstractContextManager[None]:
+        """The SQL of one request stops after --query-timeout; SQLite errors become faults.
+
+        ``inline_s``: the request runs on the event loop, see :meth:`Store.time_budget`.
+        """
+        return self.store.time_budget(self.query_timeout_s, inline_s)
 
     # --- sessions ------------------------------------------------------------------------
 

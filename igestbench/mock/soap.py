@@ -93,7 +93,8 @@ class SoapEndpoint:
             name: getattr(self, "_op_" + name) for name in names
         }
 
-    def handle(self, body: bytes) -> tuple[int, bytes]:
+    def handle(self, body: bytes, inline_s: float | None = None) -> tuple[int, bytes]:
+        """The answer to one request; ``inline_s``: on the event loop (see Store.time_budget)."""
         try:
             wrapper = self._wrapper(body)
             op = local_name(wrapper)
@@ -102,7 +103,7 @@ class SoapEndpoint:
                 raise ClientFault(
                     f"Cannot find dispatch method for {{{etree.QName(wrapper).namespace}}}{op}"
                 )
-            with self.service.time_budget():
+            with self.service.time_budget(inline_s):
                 inner = handler(wrapper)
             return 200, _response(op, inner)
         except IcatError as exc:

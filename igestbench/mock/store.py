@@ -149,24 +149,40 @@ class Store:
             self._tmp = None
 
     @contextlib.contextmanager
-    def time_budget(self, seconds: float) -> Iterator[None]:
+    def time_budget(self, seconds: float, inline_s: float | None = None) -> Iterator[None]:
         """SQL run by this thread inside the block is stopped after ``seconds`` in total.
 
         A statement over budget is really stopped (SQLite's progress handler aborts it), and a
         write transaction it belonged to is rolled back; SQLite errors leave as ICAT faults.
+        ``inline_s``: the block runs on the event loop and may spend only that long in SQL, and
+        never wait for another thread's write; beyond either it raises :class:`RunElsewhere`
+        (everything it did is rolled back) so that the request is run again in a worker.
         """
-        self._local.deadline = time.monotonic() + seconds
+        began = time.monotonic()
+        deadline = began + seconds
+        local = self._local
+        local.deadline = deadline if inline_s is None else min(deadline, began + inline_s)
+        local.inline = inline_s is not None
         try:
             yield
         except sqlite3.Error as exc:
+            interrupted = str(exc) == "interrupted" and not self._stopping
+            if local.inline and interrupted and time.monotonic() < deadline:
+                raise RunElsewhere from None
             raise sql_fault(exc, seconds, self._stopping) from None
         finally:
-            self._local.deadline = None
+            local.deadline = None
+            local.inline = False
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """A transaction, or a savepoint inside the current one; rolled back on any exception."""
-        with self._lock:
+        if getattr(self._local, "inline", False):
+            if not self._lock.acquire(blocking=False):
+                raise RunElsewhere  # the event loop never waits for a worker's write
+        else:
+            self._lock.acquire()
+        try:
             conn = self.conn
             name = f"sp{self._depth}"
             conn.execute("BEGIN IMMEDIATE" if self._depth == 0 else f"SAVEPOINT {name}")
@@ -179,6 +195,8 @@ class Store:
                 raise
             self._depth -= 1
             conn.execute("COMMIT" if self._depth == 0 else f"RELEASE {name}")
+        finally:
+            self._lock.release()
 
     def _roll_back(self, conn: sqlite3.Connection, name: str) -> None:
         # The rollback must run even when the budget is spent (the progress handler would abort
@@ -425,6 +443,14 @@ def _check_value(entity: Entity, f: Field, value: Any) -> None:
             raise IcatValidation(f"{entity.name}: {f.name} must be an integer")
         if not -(2**63) <= value < 2**63:
             raise IcatValidation(f"{entity.name}: {f.name} is out of range")
+
+
+class RunElsewhere(BaseException):
+    """A request started on the event loop needs more than the loop may give it.
+
+    A BaseException, like KeyboardInterrupt, so that no handler of ordinary errors on the way
+    (each turns an Exception into a fault) can swallow it; transactions roll back on it.
+    """
 
 
 def sql_fault(exc: sqlite3.Error, budget_s: float, stopping: bool) -> IcatError:
