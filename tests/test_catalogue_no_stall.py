@@ -25,7 +25,6 @@ from igestbench.config import ServeConfig
 from igestbench.icat.beans import Bean
 from igestbench.icat.faults import IcatBadParameter, IcatInternal
 from igestbench.mock.catalogue import LocalCatalogue
-from igestbench.mock.jpql import lists
 from igestbench.mock.jpql.parser import parse
 from igestbench.mock.service import IcatService
 from tests.soap_helpers import ENVELOPE, call, fault, login, returns
@@ -128,7 +127,7 @@ def second_client(cat: LocalCatalogue) -> Iterator[list[float]]:
                     errors.append(repr(exc))
                     conn.close()
                 latencies.append(time.perf_counter() - began)
-                stop.wait(0.01)
+                stop.wait(0.005)
         finally:
             conn.close()
 
@@ -355,6 +354,8 @@ def test_long_in_lists_read_without_the_parser_give_the_parsers_tree(
         f"SELECT df FROM Datafile df WHERE df.name NOT IN ({items}) AND df.name <> {decoy} "
         f"AND df.id in ({', '.join(str(i) for i in range(100))}) ORDER BY df.name"
     )
+    from igestbench.mock.jpql import lists
+
     fast = parse(text, "jpql")
     assert lists.extract(text)[1], "the fast path was not taken"
     monkeypatch.setattr(lists, "extract", lambda t: (t, {}))
