@@ -106,7 +106,7 @@ def search_body(sid: str, query: str) -> str:
 @contextlib.contextmanager
 def second_client(cat: LocalCatalogue) -> Iterator[list[float]]:
     """Small searches in a loop until the block ends; the latencies of the answers."""
-    sid = login(cat.service_url, "reader")
+    sid = login(cat.service_url)
     body = search_body(sid, "SELECT i FROM Investigation i WHERE i.name = 'i'").encode()
     latencies: list[float] = []
     errors: list[str] = []
