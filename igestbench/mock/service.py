@@ -149,11 +149,28 @@ class IcatService:
             raise IcatBadParameter("query must not be empty")
         return self.reader.search(user, query, self.authz.read_restrictions(user))
 
+    def search_xml(self, sid: str | None, query: str | None) -> str:
+        """What :meth:`search` finds, as the ``return`` elements of ICAT's searchResponse.
+
+        The SOAP face answers with this: rows go straight to XML text, with no Bean per row.
+        """
+        user = self.sessions.user(sid)
+        if not query:
+            raise IcatBadParameter("query must not be empty")
+        return self.reader.search_xml(user, query, self.authz.read_restrictions(user))
+
     def get(self, sid: str | None, query: str | None, primary_key: int) -> Bean:
         user = self.sessions.user(sid)
         if not query:
             raise IcatBadParameter("query must not be empty")
         return self.reader.get(user, query, primary_key, self.authz.read_restrictions(user))
+
+    def get_xml(self, sid: str | None, query: str | None, primary_key: int) -> str:
+        """What :meth:`get` finds, as the ``return`` element of ICAT's getResponse."""
+        user = self.sessions.user(sid)
+        if not query:
+            raise IcatBadParameter("query must not be empty")
+        return self.reader.get_xml(user, query, primary_key, self.authz.read_restrictions(user))
 
     def is_access_allowed(self, sid: str | None, bean: Bean, access: str) -> bool:
         user = self.sessions.user(sid)

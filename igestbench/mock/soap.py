@@ -327,26 +327,12 @@ class SoapEndpoint:
         return ""
 
     def _op_get(self, w: etree._Element) -> str:
-        bean = self.service.get(self._sid(w), self._text(w, "query"), self._long(w, "primaryKey"))
-        return soapxml.encode_bean(self.profile, bean, "return", prefix="ns2")
+        return self.service.get_xml(
+            self._sid(w), self._text(w, "query"), self._long(w, "primaryKey")
+        )
 
     def _op_search(self, w: etree._Element) -> str:
-        result = self.service.search(self._sid(w), self._text(w, "query"))
-        if not result.value_types:
-            profile = self.profile
-            return "".join(soapxml.encode_bean(profile, b, "return", "ns2") for b in result.items)
-        if result.multi:
-            return "".join(
-                '<return xsi:type="ns2:fieldSet">'
-                + "".join(
-                    soapxml.encode_scalar(v, t, "fields")
-                    for v, t in zip(row, result.value_types, strict=True)
-                )
-                + "</return>"
-                for row in result.items
-            )
-        java_type = result.value_types[0]
-        return "".join(soapxml.encode_scalar(v, java_type) for v in result.items)
+        return self.service.search_xml(self._sid(w), self._text(w, "query"))
 
     def _op_isAccessAllowed(self, w: etree._Element) -> str:
         allowed = self.service.is_access_allowed(
