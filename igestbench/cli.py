@@ -77,7 +77,22 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--max-entities",
         type=int,
         default=10_000,
-        help="most objects one search may return (default 10000)",
+        help="most objects one search may return or one createMany may create (default 10000)",
+    )
+    p.add_argument(
+        "--query-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="the SQL of one request is stopped after this long, with an INTERNAL fault "
+        "(default 30)",
+    )
+    p.add_argument(
+        "--max-elements",
+        type=int,
+        default=250_000,
+        metavar="N",
+        help="most XML elements in one request body, checked while parsing (default 250000)",
     )
     g = p.add_argument_group("fault injection (to test clients and the suite itself)")
     g.add_argument("--latency-ms", type=float, default=0.0, help="added to every SOAP answer")
@@ -131,6 +146,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         tls=args.tls,
         lifetime_minutes=args.session_minutes,
         max_entities=args.max_entities,
+        query_timeout_s=args.query_timeout,
+        max_elements=args.max_elements,
         example_data=args.example_data,
         friendly_names=tuple(friendly.items()),
         knobs=FaultKnobs(
