@@ -3,12 +3,13 @@ charts that stay the same drawing after their SVG is compacted."""
 
 from __future__ import annotations
 
+import csv
 import re
 from pathlib import Path
 from typing import Any
 
 from igestbench.config import CampaignConfig, CampaignSite, CampaignTarget
-from igestbench.report import build_report, render_html, render_markdown
+from igestbench.report import build_report, render_html, render_markdown, write_csv
 from igestbench.report.charts import Chart, ChartArtist, build_charts
 from igestbench.report.series import Panel, Series
 from igestbench.report.svg import _short_path, compact_svg
@@ -55,6 +56,11 @@ def test_a_run_stopped_on_a_fault_shows_failed_and_why(tmp_path: Path) -> None:
     assert page.count('<td class="failed-run">failed</td>') == 2  # p50 and p99
     assert f"(single-query): {STOPPED}" in page
     assert "ended: failed" in page and "1 site," not in page  # two sites declared
+    (csv_file,) = [f for f in write_csv(report, tmp_path / "csv") if f.name == "benchmarks.csv"]
+    header, line = csv.reader(csv_file.read_text(encoding="utf-8").splitlines())
+    fields = dict(zip(header, line, strict=True))
+    assert (fields["failed"], fields["failure"], fields["local"]) == ("single-query", STOPPED,
+                                                                      "False")
     markdown = render_markdown(report)
     assert "| failed | failed |" in markdown and "stopped (single-query failed)" in markdown
 

@@ -74,6 +74,8 @@ def render_markdown(report: Report) -> str:
 
 
 def _safe(value: Any) -> Any:
+    if isinstance(value, tuple):  # e.g. a row's failed workloads: one cell, space-separated
+        value = " ".join(map(str, value))
     if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
     return "" if value is None else value
