@@ -171,7 +171,7 @@ def build(directory: Path) -> int:
                             "--disable-background-networking", "--disable-component-update",
                             "--no-first-run", "--disable-sync", f"--user-data-dir={profile}",
                             f"--screenshot={directory / 'example-report.png'}",
-                            "--window-size=1400,2400", html.resolve().as_uri()],
+                            "--window-size=1400,3400", html.resolve().as_uri()],
                            check=False, capture_output=True, timeout=120)
     return 0
 
