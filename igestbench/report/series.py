@@ -14,7 +14,7 @@ from typing import Any
 
 from igestbench.config import CampaignSite, CampaignTarget
 from igestbench.results.campaign import CampaignRun
-from igestbench.run.benchmarks import UNIT_OPS
+from igestbench.results.workloads import UNIT_OPS
 
 #: The workloads in the order the runner runs them.
 WORKLOADS = tuple(UNIT_OPS)

@@ -20,8 +20,8 @@ from hdrh.histogram import HdrHistogram
 
 from igestbench.report.series import failed
 from igestbench.results.campaign import Campaign, CampaignRun
-from igestbench.run.benchmarks import UNIT_OPS
-from igestbench.verify.scoring import score_deployment
+from igestbench.results.scoring import score_deployment
+from igestbench.results.workloads import UNIT_OPS
 
 ASPECTS = ("deployment", "certificate", "authentication", "content")
 _WORKER = re.compile(r"^worker \d+: ")

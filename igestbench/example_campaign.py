@@ -1,6 +1,6 @@
 """The example campaign of ``fixtures/campaign``, produced by the tool itself.
 
-``python -m igestbench.report.example fixtures/campaign`` starts five local catalogues on
+``python -m igestbench.example_campaign fixtures/campaign`` starts five local catalogues on
 loopback, each standing in for a partner's server and failing the way real ones did:
 
 =============  ==========================================================================
@@ -179,7 +179,7 @@ def build(directory: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m igestbench.report.example DIRECTORY", file=sys.stderr)
+        print("usage: python -m igestbench.example_campaign DIRECTORY", file=sys.stderr)
         return 2
     return build(Path(args[0]))
 
