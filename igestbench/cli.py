@@ -13,7 +13,7 @@ from typing import NoReturn
 
 from igestbench import __version__, redaction
 from igestbench.errors import Sv7Error, UsageError
-from igestbench.run.options import RUN_OPTIONS, OptionError, number, whole
+from igestbench.options import RUN_OPTIONS, OptionError, number, whole
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -40,7 +40,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _typed(parse: Callable[[object], object]) -> Callable[[str], object]:
-    """An argparse ``type`` from a parser of igestbench.run.options (its message, one line)."""
+    """An argparse ``type`` from a parser of igestbench.options (its message, one line)."""
 
     def convert(value: str) -> object:
         try:
@@ -120,7 +120,22 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--max-entities",
         type=_typed(whole(1)),
         default=10_000,
-        help="most objects one search may return (default 10000)",
+        help="most objects one search may return or one createMany may create (default 10000)",
+    )
+    p.add_argument(
+        "--query-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="the SQL of one request is stopped after this long, with an INTERNAL fault "
+        "(default 30)",
+    )
+    p.add_argument(
+        "--max-elements",
+        type=int,
+        default=250_000,
+        metavar="N",
+        help="most XML elements in one request body, checked while parsing (default 250000)",
     )
     g = p.add_argument_group("fault injection (to test clients and the suite itself)")
     g.add_argument(
@@ -179,6 +194,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         tls=args.tls,
         lifetime_minutes=args.session_minutes,
         max_entities=args.max_entities,
+        query_timeout_s=args.query_timeout,
+        max_elements=args.max_elements,
         example_data=args.example_data,
         friendly_names=tuple(friendly.items()),
         knobs=FaultKnobs(

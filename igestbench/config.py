@@ -2,7 +2,7 @@
 
 ``ServeConfig`` starts the local catalogue; ``RunConfig`` is everything one ``sv7 run`` needs.
 Precedence everywhere: command line > ``SV7_*`` environment > ``sv7.toml`` > defaults; every
-value is parsed by its option's one parser (:mod:`igestbench.run.options`) before anything
+value is parsed by its option's one parser (:mod:`igestbench.options`) before anything
 starts, and a bad one names its source.
 
 Credentials are resolved here for every command (:func:`load_run_config` for ``sv7 run`` and
@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from igestbench import options as run_options
 from igestbench.errors import UsageError
 from igestbench.icat.credentials import (
     AUTH_VARIABLE,
@@ -39,7 +40,6 @@ from igestbench.icat.credentials import (
 )
 from igestbench.icat.schema import PROFILE_NAMES
 from igestbench.mock.auth import DEFAULT_ACCOUNTS, DEFAULT_FRIENDLY_NAMES, Account
-from igestbench.run import options as run_options
 
 LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 
@@ -92,6 +92,14 @@ class ServeConfig:
     max_entities: int = 10_000
     max_body_bytes: int = 64 * 1024 * 1024
     idle_timeout_s: float = 60.0
+    #: The SQL of one request is stopped after this long (an INTERNAL fault says so).
+    query_timeout_s: float = 30.0
+    #: Most XML elements one request body may hold (checked while parsing).
+    max_elements: int = 250_000
+    #: Largest request line + header section (HTTP 431 beyond).
+    max_header_bytes: int = 64 * 1024
+    #: Large bodies received or being handled at once hold at most this much (HTTP 503 beyond).
+    max_bodies_in_flight_bytes: int = 128 * 1024 * 1024
     #: On a new database, add example data and the rules that let every logged-in user read
     #: (igestbench.mock.seed); without it a new database has no rules, as a fresh ICAT.
     example_data: bool = False
@@ -120,6 +128,10 @@ class ServeConfig:
             folder = Path(self.db).expanduser().resolve().parent
             if Path(self.db).is_dir() or not folder.is_dir():
                 raise UsageError(f"--db {self.db}: not a file in an existing directory")
+        if not self.query_timeout_s > 0:
+            raise UsageError(f"--query-timeout {self.query_timeout_s:g}: must be positive")
+        if self.max_elements <= 0:
+            raise UsageError(f"--max-elements {self.max_elements}: must be positive")
 
 
 def is_loopback(host: str) -> bool:

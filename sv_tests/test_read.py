@@ -10,7 +10,7 @@ import pytest
 
 from igestbench.client import Catalogue
 from igestbench.icat.beans import Bean
-from igestbench.verify import scoring
+from igestbench.results import scoring
 from igestbench.verify.options import ReferenceQuery
 from igestbench.verify.plugin import OPTIONS_KEY
 from sv_tests.conftest import Fact

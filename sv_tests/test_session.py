@@ -12,7 +12,7 @@ import pytest
 
 from igestbench.client import ClientConfig, connect
 from igestbench.icat.faults import IcatSession
-from igestbench.verify import scoring
+from igestbench.results import scoring
 from igestbench.verify.options import Account, VerifyOptions
 from igestbench.verify.plugin import OPTIONS_KEY
 from sv_tests.conftest import Fact, elapsed_ms, logged_in, login, need_account, raw_session

@@ -17,7 +17,7 @@ from igestbench.client.transport import (
     timeouts,
     transport_errors,
 )
-from igestbench.verify import scoring
+from igestbench.results import scoring
 from igestbench.verify.diagnosis import CheckFailed
 from igestbench.verify.options import VerifyOptions
 from igestbench.verify.rawsoap import RawSoap

@@ -13,7 +13,8 @@ from cryptography import x509
 
 from igestbench.client import Endpoint
 from igestbench.errors import Sv7Error
-from igestbench.verify import scoring, tls_probe
+from igestbench.results import scoring
+from igestbench.verify import tls_probe
 from igestbench.verify.diagnosis import CheckFailed
 from igestbench.verify.options import VerifyOptions
 from sv_tests.conftest import Fact

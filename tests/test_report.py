@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -214,6 +215,14 @@ def test_the_example_campaign_in_headless_chromium(tmp_path: Path) -> None:
                    'class="chart history"', 'class="key"', 'class="swatch"'):
         assert needle in dom, needle
     assert dom.count("<svg") >= 5
+    # the states a coordinator must see without hovering: the client-bound legend, a run that
+    # stopped on a fault shown as failed (DESY ICAT), panels with nothing in them saying so
+    # instead of a 0-0.04 axis, local connections framed and summed apart
+    for needle in ('<span class="legend client-bound">', '<td class="failed-run">failed</td>',
+                   "stopped</span> (", "no data: every run of it failed",
+                   'class="cell ok local"', 'class="local-vs-remote"', 'class="scale"'):
+        assert needle in dom, needle
+    assert not re.search(r">0\.0[1-9]<", dom)  # no tick of a made-up axis
     png = tmp_path / "page.png"
     subprocess.run([*flags, f"--screenshot={png}", "--window-size=1400,3000", html.as_uri()],
                    capture_output=True, timeout=120, check=True)
@@ -223,6 +232,7 @@ def test_the_example_campaign_in_headless_chromium(tmp_path: Path) -> None:
     # the success matrix's state colours were painted (ok green, failed red)
     painted = {rgb for _, rgb in colours}
     assert (191, 229, 191) in painted and (244, 184, 180) in painted
+    assert (59, 111, 182) in painted  # the frame of the local connections
 
 
 def test_pooled_percentiles_match_the_pooled_calls() -> None:

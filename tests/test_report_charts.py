@@ -39,10 +39,12 @@ def test_the_key_tells_sixty_lines_apart() -> None:
     assert all(re.fullmatch(r"#[0-9a-f]{6}", e.colour) for e in key)
 
 
-def _panel(title: str, **features: object) -> Panel:
+def _panel(title: str, empty: bool = False, **features: object) -> Panel:
     series = (Series("<b>site</b> · zeep", (1.0, 2.0, 4.0), (3.0, None, 9.5),
                      low=(2.0, None, 8.0), high=(4.0, None, 11.0)),
               Series("P & Q", (1.0, 2.0, 4.0), (1.0, 2.0, 2.5)))
+    if empty:
+        series = (Series("P & Q", (1.0, 2.0), (None, None)),)
     return Panel(title, "x", "y", series, **features)  # type: ignore[arg-type]
 
 
@@ -50,11 +52,12 @@ def test_a_reused_figure_draws_what_a_new_one_draws() -> None:
     # one kind and layout (2 x 2), so one figure, but every feature a panel can switch on,
     # in turns: whatever one chart left set would show in the next one's SVG
     charts = [
-        Chart("a", "k", "A", (_panel("categories", categories=("phase one", "two", "3", "4")),
-                              _panel("reference line", hline=5.0),
+        Chart("a", "k", "A", (_panel("categories", categories=("phase/one", "two", "3", "4")),
+                              _panel("reference line", hline=5.0, hline_label="limit"),
                               _panel("diagonal", diagonal=True))),
-        Chart("b", "k", "B", (_panel("at the data", ticks_at_data=True), _panel("plain"),
-                              _panel("diagonal", diagonal=True), _panel("more", hline=1.0))),
+        Chart("b", "k", "B", (_panel("at the data", ticks_at_data=True), _panel("nothing", True),
+                              _panel("counts", counts=True), _panel("more", hline=1.0,
+                                                                   categories=("a", "b")))),
         Chart("c", "k", "C", (_panel("plain"), _panel("at the data", ticks_at_data=True),
                               _panel("categories", categories=("a", "b", "c", "d")))),
     ]

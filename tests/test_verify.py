@@ -22,6 +22,7 @@ from igestbench.config import FaultKnobs, ServeConfig, load_logins
 from igestbench.errors import UsageError
 from igestbench.icat.beans import Bean
 from igestbench.mock.catalogue import LocalCatalogue
+from igestbench.results.causes import tls_cause
 from igestbench.verify import (
     CAUSES,
     Account,
@@ -33,7 +34,6 @@ from igestbench.verify import (
     run_check,
     run_verification,
 )
-from igestbench.verify.diagnosis import tls_cause
 from igestbench.verify.options import ReferenceQuery, options_from
 
 READER = Account("simple", "reader", "reader", role="reader")

@@ -23,9 +23,10 @@ from collections.abc import Callable
 from igestbench.client.base import Catalogue, ClientConfig
 from igestbench.client.lean import LeanCatalogue
 from igestbench.client.python_icat_flavour import PythonIcatCatalogue
-from igestbench.client.transport import Endpoint, TransportCause, TransportFailure, endpoint_of
+from igestbench.client.transport import TransportCause, TransportFailure
 from igestbench.client.zeep_flavour import ZeepCatalogue
 from igestbench.errors import UsageError
+from igestbench.icat.endpoint import Endpoint, endpoint_of
 
 __all__ = [
     "FLAVOURS",

@@ -31,15 +31,14 @@ from igestbench.client.envelopes import envelope_template
 from igestbench.client.transport import (
     SOAP_HEADERS,
     USER_AGENT,
-    Endpoint,
     decode_answer,
-    endpoint_of,
     profile_for_version,
     read_answer,
     ssl_context,
     transport_errors,
 )
 from igestbench.icat.beans import Bean
+from igestbench.icat.endpoint import Endpoint, endpoint_of
 from igestbench.icat.entity_info import EntityInfo
 from igestbench.icat.operations import operations_for
 from igestbench.icat.query import Query

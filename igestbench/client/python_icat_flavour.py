@@ -29,7 +29,6 @@ from igestbench import redaction
 from igestbench.client.base import ClientConfig
 from igestbench.client.transport import (
     check_tls_choice,
-    endpoint_of,
     environment_proxies,
     fault_error,
     profile_for_version,
@@ -37,6 +36,7 @@ from igestbench.client.transport import (
     transport_errors,
 )
 from igestbench.icat.beans import Bean
+from igestbench.icat.endpoint import endpoint_of
 from igestbench.icat.entity_info import EntityFieldInfo, EntityInfo
 from igestbench.icat.query import Query
 from igestbench.icat.schema import BASE_FIELD_NAMES, Profile, RelType

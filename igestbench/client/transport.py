@@ -2,9 +2,8 @@
 
 Each concern is decided here once, so the three flavours cannot drift apart:
 
-* **Addresses.** :func:`endpoint_of` turns what a user types (``host``, ``host:port``,
-  ``https://host``, the service URL or its ``?wsdl`` URL) into the service and WSDL URLs; the
-  scheme defaults to https and the path to ICAT's ``/ICATService/ICAT``.
+* **Addresses** are read by :mod:`igestbench.icat.endpoint` (shared with the merge and the
+  report).
 * **TLS.** Certificates are verified by default against the system store (the same store for
   requests, urllib and http.client, so flavours agree on what they trust); ``ca_file`` replaces
   the store, ``insecure`` switches verification off and must be asked for explicitly.
@@ -30,9 +29,7 @@ import ssl
 import urllib.error
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 import requests
 import urllib3
@@ -42,55 +39,17 @@ from requests.adapters import HTTPAdapter
 from igestbench import __version__, redaction
 from igestbench.client.base import ClientConfig
 from igestbench.errors import Sv7Error, TransportError, UsageError
+from igestbench.icat.endpoint import Endpoint
 from igestbench.icat.entity_info import decode_entity_info
 from igestbench.icat.faults import IcatError, error_from_fault
 from igestbench.icat.operations import Operation
 from igestbench.icat.schema import Profile, get_profile
 from igestbench.icat.soapxml import ICAT_NS, SOAP_ENV_NS, decode_value, local_name
 
-DEFAULT_PATH = "/ICATService/ICAT"
 USER_AGENT = f"igestbench/{__version__}"
 #: What replaces a session id in every message that leaves a client.
 REDACTED = redaction.SESSION
 SOAP_HEADERS = {"Content-Type": "text/xml; charset=utf-8", "SOAPAction": '""'}
-
-# --- addresses -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """Where a catalogue answers: its SOAP service URL and the URL of its WSDL."""
-
-    service_url: str
-    wsdl_url: str
-    scheme: str
-    host: str
-    port: int
-    path: str
-
-
-def endpoint_of(url: str) -> Endpoint:
-    """The endpoint a user means by ``url``; UsageError when it cannot be an ICAT address."""
-    text = url.strip()
-    if "://" not in text:
-        text = "https://" + text
-    parts = urlsplit(text)
-    scheme = parts.scheme.lower()
-    if scheme not in ("http", "https"):
-        raise UsageError(f"{url!r}: an ICAT URL starts with https:// or http://")
-    if parts.query and parts.query.lower() != "wsdl":
-        raise UsageError(f"{url!r}: an ICAT URL has no query but ?wsdl")
-    try:
-        port = parts.port or (443 if scheme == "https" else 80)
-    except ValueError:
-        raise UsageError(f"{url!r}: the port is not a number from 0 to 65535") from None
-    host = parts.hostname
-    if not host:
-        raise UsageError(f"{url!r}: no host name")
-    path = parts.path.rstrip("/") or DEFAULT_PATH
-    service_url = f"{scheme}://{parts.netloc}{path}"
-    return Endpoint(service_url, service_url + "?wsdl", scheme, host, port, path)
-
 
 # --- TLS and HTTP sessions -------------------------------------------------------------------
 

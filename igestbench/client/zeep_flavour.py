@@ -33,7 +33,6 @@ from igestbench.client.base import ClientConfig
 from igestbench.client.envelopes import envelope_template
 from igestbench.client.transport import (
     decode_answer,
-    endpoint_of,
     http_session,
     profile_for_version,
     read_answer,
@@ -41,6 +40,7 @@ from igestbench.client.transport import (
     transport_errors,
 )
 from igestbench.icat.beans import Bean
+from igestbench.icat.endpoint import endpoint_of
 from igestbench.icat.entity_info import EntityInfo
 from igestbench.icat.operations import operation
 from igestbench.icat.query import Query

@@ -20,7 +20,6 @@ as HTML its names can be selected and searched like the rest of the page.
 from __future__ import annotations
 
 import io
-import math
 import os
 import re
 from collections.abc import Sequence
@@ -30,12 +29,15 @@ from multiprocessing import get_context
 from typing import Any
 
 from igestbench.report.series import Panel, history_panels, scaling_panels, sweep_panels
+from igestbench.report.svg import compact_svg
 from igestbench.results.campaign import Campaign
 
 _METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.DOTALL)
 #: Below this many charts, starting worker processes costs more than it saves.
 PARALLEL_FROM = 12
-_PANEL_W, _PANEL_H = 4.4, 2.5  # inches
+#: inches: a figure as wide as the page's 1400 px column, so that it is shown at about the
+#: size it was drawn (text at its point size, a tenth of a point below a pixel: see svg.py)
+_FIGURE_W, _PANEL_H = 13.0, 2.6
 #: Line styles after the palette's colours are used up: 20 colours x 3 dashes tell 60 lines apart.
 DASHES = ("solid", "dashed", "dotted")
 _RC: dict[str, Any] = {
@@ -44,7 +46,7 @@ _RC: dict[str, Any] = {
     # a fixed title height: left to itself matplotlib places every title by measuring the
     # bounding boxes of the tick labels, 40 % of the drawing time of a chart
     "axes.titley": 1.0,
-    "font.size": 8,
+    "font.size": 9,
     "axes.grid": True,
     "axes.grid.axis": "y",  # the values are read against y; x holds a few known levels
     "grid.alpha": 0.3,
@@ -71,6 +73,8 @@ class Chart:
     svg: str = field(default="", compare=False)
     #: colour and dash of each line, in the order the lines first appear
     legend: tuple[LineStyle, ...] = field(default=(), compare=False)
+    #: the CSS classes ``svg`` uses and their declarations (see svg.compact_svg)
+    styles: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     @property
     def labels(self) -> list[str]:
@@ -87,6 +91,8 @@ class Chart:
 class Drawing:
     svg: str
     legend: tuple[LineStyle, ...]
+    #: the CSS classes the SVG uses and their declarations (see svg.compact_svg)
+    styles: tuple[tuple[str, str], ...] = ()
 
 
 def build_charts(campaign: Campaign) -> list[Chart]:
@@ -106,8 +112,10 @@ def build_charts(campaign: Campaign) -> list[Chart]:
         runs = [r for r in campaign.runs if r.site == site.name]
         panels = history_panels(runs, campaign.targets)
         if panels:
+            # one panel a row: a phase's name needs the width
             charts.append(Chart(f"history-{i}", "history",
-                                f"Client CPU and network per phase at {site.name}", panels))
+                                f"Client CPU and network per phase at {site.name}", panels,
+                                columns=1))
     return charts
 
 
@@ -156,10 +164,12 @@ class ChartArtist:
     figure would give, byte for byte (tests/test_report_charts.py checks it).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, compact: bool = True) -> None:
         import matplotlib
 
         matplotlib.use("svg")  # no display, no Agg rasteriser needed
+        #: False: matplotlib's SVG as it writes it (the benchmark compares the two)
+        self.compact = compact
         self._figures: dict[tuple[str, int, int, float], tuple[Any, list[Any]]] = {}
 
     def draw(self, chart: Chart) -> Drawing:
@@ -179,7 +189,10 @@ class ChartArtist:
         text = out.getvalue()
         # the RDF metadata block only names its vocabularies (purl.org …): no use inside a page
         svg = _METADATA.sub("", text[text.index("<svg"):], count=1)
-        return Drawing(svg, legend)
+        if not self.compact:
+            return Drawing(svg, legend)
+        compact = compact_svg(svg)
+        return Drawing(compact.svg, legend, compact.styles)
 
     def _figure(self, chart: Chart) -> tuple[Any, list[Any]]:
         rows, columns = chart.layout
@@ -189,35 +202,35 @@ class ChartArtist:
             from matplotlib.figure import Figure
 
             height = rows * _PANEL_H + bottom + 0.35
-            figure = Figure(figsize=(columns * _PANEL_W, height))
+            figure = Figure(figsize=(_FIGURE_W, height))
             axes = list(figure.subplots(rows, columns, squeeze=False).flat)
-            figure.subplots_adjust(left=0.08, right=0.98, top=1 - 0.35 / height,
-                                   bottom=bottom / height, hspace=0.55, wspace=0.28)
+            figure.subplots_adjust(left=0.06, right=0.99, top=1 - 0.35 / height,
+                                   bottom=bottom / height, hspace=0.55 + 0.1 * bool(bottom > 0.5),
+                                   wspace=0.2)
             self._figures[key] = figure, axes
         return self._figures[key]
 
 
 def _bottom_margin(chart: Chart) -> float:
-    """Inches below the last row: its x label, or its slanted category names."""
-    names = [len(c) for p in chart.panels for c in p.categories]
-    # a 6 pt character is ~0.045 in wide; slanted by 35 degrees, ~0.026 in of it is height.
-    # Whole tenths, so that charts whose names are about as long share one figure.
-    inches = max(0.45, 0.2 + 0.026 * max(names)) if names else 0.45
-    return math.ceil(inches * 10) / 10
+    """Inches below the last row: its x label, or its category names on two lines."""
+    return 0.6 if any(p.categories for p in chart.panels) else 0.45
+
+
+def category_label(name: str) -> str:
+    """A phase's name on two lines, workload above flavour and clients: "burst\nzeep/2"."""
+    workload, _, rest = name.partition("/")
+    return f"{workload}\n{rest}" if rest else workload
 
 
 def _reset(ax: Any) -> None:
     # everything _draw changes, back to how a new Axes has it
     from matplotlib.ticker import AutoLocator, ScalarFormatter
 
-    for artist in [*ax.collections, *ax.lines]:
+    for artist in [*ax.collections, *ax.lines, *ax.texts]:
         artist.remove()
     for axis in (ax.xaxis, ax.yaxis):
         axis.set_major_locator(AutoLocator())
         axis.set_major_formatter(ScalarFormatter())
-    ax.tick_params(axis="x", labelrotation=0, labelsize=_RC["font.size"])
-    for tick in ax.xaxis.majorTicks:  # new ticks copy the first one's label
-        tick.label1.set_horizontalalignment("center")
     ax.ignore_existing_data_limits = True
     ax.set_autoscale_on(True)
 
@@ -225,9 +238,11 @@ def _reset(ax: Any) -> None:
 def _draw(ax: Any, panel: Panel, style: dict[str, LineStyle]) -> None:
     # one collection per kind of mark, not one artist per series: a 30-site campaign draws
     # hundreds of lines, and matplotlib's cost is per artist far more than per point
-    from matplotlib.collections import LineCollection, PolyCollection
+    from matplotlib.collections import LineCollection, PathCollection, PolyCollection
+    from matplotlib.path import Path
+    from matplotlib.ticker import MaxNLocator
 
-    lines, colours, dashes, points, point_colours, bands, band_colours = [], [], [], [], [], [], []
+    lines, colours, dashes, points, bands, band_colours = [], [], [], [], [], []
     for series in panel.series:
         xy = [(x, y) for x, y in zip(series.x, series.y, strict=True) if y is not None]
         if not xy:
@@ -237,7 +252,6 @@ def _draw(ax: Any, panel: Panel, style: dict[str, LineStyle]) -> None:
         colours.append(entry.colour)
         dashes.append(entry.dash)
         points.extend(xy)
-        point_colours.extend([entry.colour] * len(xy))
         if series.low is not None and series.high is not None:
             band = [(x, lo, hi) for x, lo, hi in zip(series.x, series.low, series.high,
                                                      strict=True)
@@ -247,31 +261,59 @@ def _draw(ax: Any, panel: Panel, style: dict[str, LineStyle]) -> None:
                 lower = [(x, lo) for x, lo, _ in reversed(band)]
                 bands.append(upper + lower)
                 band_colours.append(entry.colour)
+    if not lines:
+        # a panel with nothing measured: say so, without an axis of made-up numbers
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.text(0.5, 0.5, panel.empty_note, transform=ax.transAxes, ha="center", va="center",
+                color="#4b5566")
+        ax.set_title(panel.title, fontsize=_RC["font.size"])
+        ax.set_xlabel(panel.xlabel)
+        ax.set_ylabel(panel.ylabel)
+        return
     if bands:
         ax.add_collection(PolyCollection(bands, facecolors=band_colours, alpha=0.18,
                                          linewidths=0))
-    if lines:
-        ax.add_collection(LineCollection(lines, colors=colours, linestyles=dashes,
-                                         linewidths=1.2))
-        xs, ys = zip(*points, strict=True)
-        ax.scatter(xs, ys, s=9, c=point_colours, zorder=3)
-        # y starts at 0 (set_ylim below); with 0 in the data limits the top margin is a
-        # share of the whole axis, so a line near the top is not drawn on the frame
-        ax.update_datalim([(xs[0], 0.0)])
+    ax.add_collection(LineCollection(lines, colors=colours, linestyles=dashes, linewidths=1.2))
+    # the measured points as round dots: one path of zero-length strokes per line, whose round
+    # caps are the dots (a scatter writes an SVG element per point: 4 MB of a 30 x 30 page).
+    # Where every x is a labelled tick (clients, phases), a line's ends and bends are its
+    # points: only a line of one point needs its dot there.
+    at_ticks = panel.ticks_at_data or bool(panel.categories)
+    dotted = [(line, colour) for line, colour in zip(lines, colours, strict=True)
+              if not at_ticks or len(line) == 1]
+    if dotted:
+        ax.add_collection(PathCollection(
+            [Path([p for xy in line for p in (xy, xy)], [Path.MOVETO, Path.LINETO] * len(line))
+             for line, _ in dotted],
+            facecolors="none", edgecolors=[c for _, c in dotted], linewidths=3.5,
+            capstyle="round", zorder=3, transform=ax.transData))
+    xs, ys = zip(*points, strict=True)
+    # y starts at 0 (set_ylim below); with 0 in the data limits the top margin is a share of
+    # the whole axis, so a line near the top is not drawn on the frame
+    ax.update_datalim([(xs[0], 0.0)])
+    if panel.hline is not None:  # the reference line is always in view
+        ax.update_datalim([(xs[0], panel.hline * 1.08)])
     ax.autoscale_view()
     if panel.diagonal:
         ax.axline((0, 0), slope=1, color="grey", lw=0.8, ls="--")
     if panel.hline is not None:
         ax.axhline(panel.hline, color="firebrick", lw=0.8, ls=":")
+        ax.text(0.995, panel.hline, panel.hline_label, transform=ax.get_yaxis_transform(),
+                ha="right", va="bottom", color="firebrick", fontsize=_RC["font.size"] - 1)
     # a few ticks: enough to read a small panel, and matplotlib's drawing cost grows with
     # every tick (4 instead of ~8 makes a report a third faster); explicit ticks below win
     ax.locator_params(nbins=4)
+    if panel.counts:  # errors: whole numbers, and 0 to 1 when there were none
+        ax.yaxis.set_major_locator(MaxNLocator(nbins=4, integer=True))
     if panel.categories:
-        ax.set_xticks(range(len(panel.categories)), panel.categories, rotation=35,
-                      ha="right", fontsize=6)
+        ax.set_xticks(range(len(panel.categories)),
+                      [category_label(c) for c in panel.categories])
     if panel.ticks_at_data:
         ax.set_xticks(sorted({x for series in panel.series for x in series.x}))
-    ax.set_title(panel.title, fontsize=8)
+    ax.set_title(panel.title, fontsize=_RC["font.size"])
     ax.set_xlabel(panel.xlabel)
     ax.set_ylabel(panel.ylabel)
     ax.set_ylim(bottom=0)
+    if panel.counts and max(ys) == 0:
+        ax.set_ylim(top=1)

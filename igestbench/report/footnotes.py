@@ -1,12 +1,12 @@
 """Why cells of the success matrix are not ok: diagnoses grouped into lettered footnotes.
 
-Each failed check carries the cause the verification diagnosed (:mod:`igestbench.verify.
-diagnosis`). A run that could not reach its target has no checks; its cause is read from the
-probe the runner recorded before giving up (the certificate's verify error, the connection
-error), and its explanation and hint come from the same diagnosis table, so both kinds read
-alike. Problems are grouped per target and cause — one footnote says "B: HZB ICAT presents a
-self-signed certificate on port 8443; sites ELETTRA, ESRF could not connect" instead of one
-remark per cell.
+Each failed check carries the cause the verification diagnosed (one of
+:mod:`igestbench.results.causes`). A run that could not reach its target has no checks; its
+cause is read from the probe the runner recorded before giving up (the certificate's verify
+error, the connection error), and its explanation and hint come from the same table of causes,
+so both kinds read alike. Problems are grouped per target and cause — one footnote says "B: HZB
+ICAT presents a self-signed certificate on port 8443; sites ELETTRA, ESRF could not connect"
+instead of one remark per cell.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from igestbench.results.causes import explain, tls_cause
 from igestbench.results.loader import ResultFile
-from igestbench.verify.diagnosis import CheckFailed, diagnose, tls_cause
 
 #: A run that should have verified but recorded nothing, and nothing says why.
 NO_CHECKS = "no-checks"
@@ -43,8 +43,8 @@ class Footnote:
 
 def _explained(cause: str, detail: str) -> Problem:
     """The diagnosis table's explanation and hint for ``cause``, with ``detail`` appended."""
-    diagnosis = diagnose(CheckFailed(cause, detail))
-    return Problem(cause, diagnosis.explanation, diagnosis.hint)
+    explanation, hint = explain(cause, detail)
+    return Problem(cause, explanation, hint)
 
 
 def _unreachable_cause(probe: Mapping[str, Any], note: str) -> tuple[str, str] | None:

@@ -12,6 +12,9 @@ Definitions (shown on the page as well, so that a reader can redo the arithmetic
   without the verify part. Per row and column: ``count`` = cells run, ``ok`` = cells ok,
   ``fail`` = count - ok (partial and failed: a cell succeeds only when every check passed),
   success % = ok / count, coverage % = count / cells expected.
+* **Local** cells — a site testing its own catalogue (the target's operator) — are marked:
+  inside the operator's firewall they say little about what partners see, so the success of
+  remote and local cells is also given apart.
 * **Trend** against a previous campaign: sites and targets matched by name; a site that joined
   or left shows with one side empty, and cells are listed only where their state changed.
 """
@@ -19,7 +22,7 @@ Definitions (shown on the page as well, so that a reader can redo the arithmetic
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from igestbench.report.footnotes import Problem, run_problems
 from igestbench.results.campaign import Campaign
@@ -73,6 +76,9 @@ class SuccessCell:
     status: str | None
     #: Whether the site got through to the service at all (a SOAP-level check passed).
     connected: bool = True
+    #: a local connection: the site tested its own catalogue (it is the target's operator),
+    #: inside its own firewall — the SV-0 campaigns' third state beside success and failure
+    local: bool = False
 
     @property
     def text(self) -> str:
@@ -115,6 +121,9 @@ class Success:
     rows: tuple[SuccessRow, ...]
     columns: tuple[Summary, ...]
     total: Summary
+    #: the total over remote cells (a site against another's catalogue) and local ones apart
+    remote: Summary = Summary(0, 0, 0)
+    local: Summary = Summary(0, 0, 0)
 
 
 def participation(campaign: Campaign) -> Participation:
@@ -136,7 +145,12 @@ def participation(campaign: Campaign) -> Participation:
 SERVICE_PARTS = frozenset({"soap", "session", "read", "write"})
 
 
-def _cell(campaign: Campaign, site: str, target: str) -> SuccessCell:
+def _cell(campaign: Campaign, site: str, target: str, local: bool = False) -> SuccessCell:
+    cell = _measured_cell(campaign, site, target)
+    return replace(cell, local=True) if local else cell
+
+
+def _measured_cell(campaign: Campaign, site: str, target: str) -> SuccessCell:
     run = campaign.run(site, target)
     if run is None:
         return SuccessCell(site, target, "not-run", 0, 0, (), None)
@@ -168,14 +182,19 @@ def _summary(cells: Sequence[SuccessCell], expected: int) -> Summary:
 
 def success(campaign: Campaign) -> Success:
     targets = tuple(t.name for t in campaign.targets)
+    operators = {t.name: t.operator for t in campaign.targets}
     rows = []
     for site in campaign.sites:
-        cells = tuple(_cell(campaign, site.name, target) for target in targets)
+        cells = tuple(_cell(campaign, site.name, target, operators[target] == site.name)
+                      for target in targets)
         rows.append(SuccessRow(site.name, cells, _summary(cells, len(targets))))
     columns = tuple(_summary([row.cells[i] for row in rows], len(rows))
                     for i in range(len(targets)))
     every = [cell for row in rows for cell in row.cells]
-    return Success(targets, tuple(rows), columns, _summary(every, len(every)))
+    remote = [cell for cell in every if not cell.local]
+    local = [cell for cell in every if cell.local]
+    return Success(targets, tuple(rows), columns, _summary(every, len(every)),
+                   _summary(remote, len(remote)), _summary(local, len(local)))
 
 
 # --- the trend against a previous campaign ------------------------------------------------

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from igestbench.client.transport import endpoint_of
 from igestbench.config import CampaignSite
+from igestbench.icat.endpoint import endpoint_of
 from igestbench.report.charts import Chart, build_charts, render_all
 from igestbench.report.footnotes import Footnote, footnotes
 from igestbench.report.matrices import (
@@ -79,7 +79,7 @@ def _notices(campaign: Campaign) -> list[str]:
             notes.append(f"{run.file}: written in result format version {run.file_version}, "
                          f"read as version {run.result.raw['version']}")
         if run.result.status != "complete":
-            notes.append(f"{run.file}: the run of {run.site} against {run.target} ended "
+            notes.append(f"{run.file}: the run of {run.site} against {run.target} ended: "
                          f"{run.result.status}")
     return notes
 
@@ -97,7 +97,7 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
         target_order=[t.name for t in targets],
     )
     specs = build_charts(campaign) if charts else []
-    drawn = tuple(replace(chart, svg=d.svg, legend=d.legend)
+    drawn = tuple(replace(chart, svg=d.svg, legend=d.legend, styles=d.styles)
                   for chart, d in zip(specs, render_all(specs), strict=True))
     runs = tuple(RunView(r.site, r.target, r.file, r.file_version, r.result.run_id,
                          r.result.raw["run"]["started"], r.result.status, r.result.tool_version)

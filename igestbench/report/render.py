@@ -33,6 +33,11 @@ def num(value: float | None, digits: int = 1) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
 
 
+def plural(count: int, word: str) -> str:
+    """"1 site", "2 sites": a count with its noun."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
 def _markdown_cell(value: Any) -> Any:
     # a "|" would end the table cell and a newline the row
     if isinstance(value, str) and not isinstance(value, Markup):
@@ -51,13 +56,17 @@ def environment(markdown: bool = False) -> Environment:
         keep_trailing_newline=True,
         finalize=_markdown_cell if markdown else None,
     )
-    env.filters.update(pct=pct, num=num)
+    env.filters.update(pct=pct, num=num, plural=plural)
     return env
 
 
 def render_html(report: Report) -> str:
     charts = {chart.key: Markup(chart.svg) for chart in report.charts}  # matplotlib's own SVG
-    return environment().get_template("report.html.j2").render(r=report, svg=charts)
+    # the charts' styles, each once: class names are hashes of the declarations (svg.py)
+    styles = dict(style for chart in report.charts for style in chart.styles)
+    chart_css = Markup("\n".join(f".{name}{{{rule}}}" for name, rule in sorted(styles.items())))
+    return environment().get_template("report.html.j2").render(r=report, svg=charts,
+                                                               chart_css=chart_css)
 
 
 def render_markdown(report: Report) -> str:
@@ -65,6 +74,8 @@ def render_markdown(report: Report) -> str:
 
 
 def _safe(value: Any) -> Any:
+    if isinstance(value, tuple):  # e.g. a row's failed workloads: one cell, space-separated
+        value = " ".join(map(str, value))
     if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
     return "" if value is None else value

@@ -14,12 +14,19 @@ from typing import Any
 
 from igestbench.config import CampaignSite, CampaignTarget
 from igestbench.results.campaign import CampaignRun
-from igestbench.run.benchmarks import UNIT_OPS
+from igestbench.results.workloads import UNIT_OPS
 
 #: The workloads in the order the runner runs them.
 WORKLOADS = tuple(UNIT_OPS)
 #: CPU use above which the sampler counts a client as saturated.
 SATURATED_PERCENT = 90.0
+#: What each workload's throughput counts and its latency is per: (things, one thing).
+COUNTED = {
+    "full-cycle": ("NeXus files ingested", "file"),
+    "single-query": ("queries", "query"),
+    "burst": ("Datafiles", "create call"),
+    "multi-query": ("result sets", "result set"),
+}
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,12 @@ class Panel:
     categories: tuple[str, ...] = ()
     #: x ticks at the measured x values only (concurrency levels: 1, 2, 4 … clients)
     ticks_at_data: bool = False
+    #: y counts things (errors): whole-number ticks
+    counts: bool = False
+    #: what the reference line means, written beside it
+    hline_label: str = ""
+    #: said in the panel's place when no series has a value
+    empty_note: str = "no data"
 
 
 def _by_site(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite]) -> list[CampaignRun]:
@@ -58,6 +71,28 @@ def _mean_latency(entry: Mapping[str, Any], workload: str) -> float | None:
            and isinstance(op.get("mean_ms"), int | float) and op.get("ok")]
     calls = sum(op["ok"] for op in ops)
     return sum(op["mean_ms"] * op["ok"] for op in ops) / calls if calls else None
+
+
+def failed(entry: Mapping[str, Any], workload: str) -> bool:
+    """The entry measured nothing: no call of its unit of work succeeded (the run stopped)."""
+    return not any(isinstance(op, dict) and op.get("ok") for name, op
+                   in entry.get("ops", {}).items() if name in UNIT_OPS[workload])
+
+
+def _throughput(entry: Mapping[str, Any], workload: str) -> float | None:
+    """Things per second; never 0 for a level whose workers failed: that is no measurement."""
+    if failed(entry, workload):
+        return None
+    if workload == "burst":  # a createMany call makes a batch of Datafiles, not one
+        ops, wall = entry.get("ops", {}), entry.get("wall_s")
+        batch = (entry.get("checks") or {}).get("batch_size")
+        batch = batch if isinstance(batch, int) else 1
+        if isinstance(wall, int | float) and wall > 0:
+            made = sum((ops.get(name) or {}).get("ok", 0) * size
+                       for name, size in (("burst/create", 1), ("burst/createMany", batch)))
+            return float(made) / wall
+    value = entry.get("throughput_per_s")
+    return float(value) if isinstance(value, int | float) else None
 
 
 def scaling_panels(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite]) -> tuple[Panel, ...]:
@@ -73,15 +108,17 @@ def scaling_panels(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite]) -
             continue
         ordered = {label: sorted(es, key=lambda e: e["concurrency"]) for label, es in lines.items()}
         throughput = tuple(Series(label, tuple(float(e["concurrency"]) for e in es),
-                                  tuple(e.get("throughput_per_s") for e in es))
+                                  tuple(_throughput(e, workload) for e in es))
                            for label, es in ordered.items())
         latency = tuple(Series(label, tuple(float(e["concurrency"]) for e in es),
                                tuple(_mean_latency(e, workload) for e in es))
                         for label, es in ordered.items())
-        panels.append(Panel(f"{workload}: throughput", "clients", "units/s", throughput,
-                            ticks_at_data=True))
-        panels.append(Panel(f"{workload}: mean latency", "clients", "ms per unit", latency,
-                            ticks_at_data=True))
+        things, one = COUNTED[workload]
+        note = "no data: every run of it failed"
+        panels.append(Panel(f"{workload}: throughput", "clients", f"{things}/s", throughput,
+                            ticks_at_data=True, empty_note=note))
+        panels.append(Panel(f"{workload}: mean latency", "clients", f"ms per {one}", latency,
+                            ticks_at_data=True, empty_note=note))
     return tuple(panels)
 
 
@@ -116,7 +153,8 @@ def sweep_panels(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite]) -> 
               diagonal=True),
         Panel("latency (mean, 95 % CI)", "demanded req/s", "ms, from intended send",
               tuple(latency)),
-        Panel("errors per step", "demanded req/s", "errors", tuple(errors)),
+        Panel("errors per step", "demanded req/s", "failed requests", tuple(errors),
+              counts=True),
     )
 
 
@@ -149,7 +187,8 @@ def history_panels(runs: Sequence[CampaignRun], targets: Sequence[CampaignTarget
         net.append(Series(run.target, x, tuple(traffic)))
     return (
         Panel("client CPU per phase", "", "CPU % (mean)", tuple(cpu), hline=SATURATED_PERCENT,
-              categories=tuple(phases)),
+              hline_label=f"{SATURATED_PERCENT:.0f} %: above it the client, not the server, "
+                          "limits the figures", categories=tuple(phases)),
         Panel("client network per phase", "", "Mbit/s in + out (mean)", tuple(net),
               categories=tuple(phases)),
     )

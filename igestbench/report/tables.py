@@ -9,6 +9,7 @@ before percentiles are taken: percentiles of pooled calls, never an average of p
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -17,11 +18,13 @@ from typing import Any
 import numpy
 from hdrh.histogram import HdrHistogram
 
+from igestbench.report.series import failed
 from igestbench.results.campaign import Campaign, CampaignRun
-from igestbench.run.benchmarks import UNIT_OPS
-from igestbench.verify.scoring import score_deployment
+from igestbench.results.scoring import score_deployment
+from igestbench.results.workloads import UNIT_OPS
 
 ASPECTS = ("deployment", "certificate", "authentication", "content")
+_WORKER = re.compile(r"^worker \d+: ")
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,19 @@ class BenchmarkRow:
     api_version: str | None
     #: the client machine was the bottleneck somewhere (CPU > 90 %): figures understate
     client_bound: bool
+    #: failed calls of the run's benchmarks
     errors: int
+    #: the site tested its own catalogue (it is the target's operator): a local connection
+    local: bool = False
+    #: the full cycles the mean is over (no deviation of one)
+    full_cycle_calls: int = 0
+    #: workloads that measured nothing at this level: their workers failed (the run stopped)
+    failed: tuple[str, ...] = ()
+    #: why, as the first failed worker said it
+    failure: str | None = None
+
+    def stopped(self, workload: str) -> bool:
+        return workload in self.failed
 
 
 def _lowest(entries: Sequence[Mapping[str, Any]], workload: str) -> Mapping[str, Any] | None:
@@ -122,7 +137,14 @@ def _rate(entry: Mapping[str, Any] | None, op: str, per_call: float) -> float | 
     return per_call * 1000.0 / mean if isinstance(mean, int | float) and mean > 0 else None
 
 
-def _row(run: CampaignRun, flavour: str) -> BenchmarkRow:
+def _failure(entries: Sequence[Mapping[str, Any] | None]) -> tuple[tuple[str, ...], str | None]:
+    """The workloads of ``entries`` that measured nothing, and the first reason given."""
+    stopped = [e for e in entries if e is not None and failed(e, str(e["workload"]))]
+    reasons = [_WORKER.sub("", str(p)) for e in stopped for p in e.get("problems") or ()]
+    return tuple(str(e["workload"]) for e in stopped), reasons[0] if reasons else None
+
+
+def _row(run: CampaignRun, flavour: str, local: bool = False) -> BenchmarkRow:
     result = run.result
     entries = [b for b in result.benchmarks if b["flavour"] == flavour]
     cycle = _lowest(entries, "full-cycle")
@@ -139,6 +161,7 @@ def _row(run: CampaignRun, flavour: str) -> BenchmarkRow:
                    and isinstance(op.get("mean_ms"), int | float)]
     rtt = (result.raw.get("probe") or {}).get("rtt") or {}
     levels = [int(e["concurrency"]) for e in entries if isinstance(e.get("concurrency"), int)]
+    stopped, failure = _failure([cycle, query, burst, multi])
     return BenchmarkRow(
         site=run.site, target=run.target, flavour=flavour,
         clients=min(levels) if levels else None,
@@ -154,6 +177,10 @@ def _row(run: CampaignRun, flavour: str) -> BenchmarkRow:
         client_bound=any(e.get("client_bound") for e in entries),
         errors=sum(op.get("count", 0) - op.get("ok", 0)
                    for e in entries for op in e.get("ops", {}).values()),
+        local=local,
+        full_cycle_calls=sum(op.get("ok", 0) for name, op in (cycle or {}).get("ops", {}).items()
+                             if name in UNIT_OPS["full-cycle"]),
+        failed=stopped, failure=failure,
     )
 
 
@@ -166,7 +193,7 @@ def benchmark_rows(campaign: Campaign) -> list[BenchmarkRow]:
                       key=lambda r: site_rank[r.site])
         for run in runs:
             flavours = dict.fromkeys(b["flavour"] for b in run.result.benchmarks)
-            rows.extend(_row(run, flavour) for flavour in flavours)
+            rows.extend(_row(run, flavour, run.site == target.operator) for flavour in flavours)
     return rows
 
 

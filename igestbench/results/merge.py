@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from igestbench import __version__
-from igestbench.client.transport import endpoint_of
 from igestbench.config import PARTS, CampaignConfig, CampaignSite, CampaignTarget
 from igestbench.errors import UsageError
+from igestbench.icat.endpoint import endpoint_of
 from igestbench.results.campaign import CAMPAIGN_FORMAT, CAMPAIGN_VERSION, Skipped
 from igestbench.results.format import JSONObject, ResultFileError
 from igestbench.results.loader import MAX_DOCUMENT_BYTES, ResultFile, load_result

@@ -16,15 +16,8 @@ from typing import Any
 
 from igestbench.measure.stats import OpStats, merge_ops, summarize
 from igestbench.measure.timing import TimingRecord
+from igestbench.results.workloads import UNIT_OPS
 from igestbench.run.workers import WorkerRun
-
-#: The operations that count as one unit of work of each workload (for throughput).
-UNIT_OPS: dict[str, tuple[str, ...]] = {
-    "full-cycle": ("full-cycle",),
-    "single-query": ("single-query/jpql", "single-query/concise", "single-query/get"),
-    "burst": ("burst/create", "burst/createMany"),
-    "multi-query": ("multi-query/whole/search", "multi-query/whole/fetch"),
-}
 
 
 def _merge_checks(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -20,9 +20,9 @@ from igestbench.measure.schedule import ClientFactory, OpenLoop, Operation, Reco
 from igestbench.measure.sweep import StepResult, SweepConfig, SweepResult, run_sweep
 from igestbench.measure.timing import Recorder, Timer
 from igestbench.nexus import generate_run
+from igestbench.options import MIX_OPERATIONS
 from igestbench.results import ResultWriter
 from igestbench.run.benchmarks import finite
-from igestbench.run.options import MIX_OPERATIONS
 from igestbench.run.outage import OutageWatch, describe, poll_until_back
 from igestbench.run.progress import Progress
 from igestbench.workloads import Journal, RunTag, WrongResult

@@ -27,7 +27,8 @@ from cryptography import x509
 
 from igestbench import __version__
 from igestbench.client import ClientConfig
-from igestbench.client.transport import Endpoint, endpoint_of, http_session
+from igestbench.client.transport import http_session
+from igestbench.icat.endpoint import Endpoint, endpoint_of
 
 RTT_SAMPLES = 5
 

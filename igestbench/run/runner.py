@@ -29,7 +29,8 @@ from igestbench.measure.sampler import Sampler
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.nexus import generate_run
 from igestbench.results import ResultWriter
-from igestbench.run.benchmarks import UNIT_OPS, benchmark_entry
+from igestbench.results.workloads import UNIT_OPS
+from igestbench.run.benchmarks import benchmark_entry
 from igestbench.run.outage import OutageNotes, describe, merge_outages
 from igestbench.run.probe import host_facts, probe
 from igestbench.run.progress import Progress

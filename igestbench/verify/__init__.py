@@ -14,8 +14,10 @@ for argparse and pytest alike.
 
 from __future__ import annotations
 
+from igestbench.results.causes import CAUSES
+from igestbench.results.scoring import Score, Scores, score_target
 from igestbench.verify.check import add_check_arguments, cmd_check, run_check
-from igestbench.verify.diagnosis import CAUSES, CheckFailed, Diagnosis, diagnose
+from igestbench.verify.diagnosis import CheckFailed, Diagnosis, diagnose
 from igestbench.verify.options import (
     PARTS,
     Account,
@@ -26,7 +28,6 @@ from igestbench.verify.options import (
 )
 from igestbench.verify.plugin import CheckRecord
 from igestbench.verify.runner import VerificationResult, run_verification
-from igestbench.verify.scoring import Score, Scores, score_target
 
 __all__ = [
     "CAUSES",

@@ -32,7 +32,7 @@ from igestbench.errors import UsageError
 from igestbench.icat.credentials import READ_ROLE as READ_ROLE
 from igestbench.icat.credentials import WRITE_ROLE as WRITE_ROLE
 from igestbench.icat.credentials import Logins, RoleAccount
-from igestbench.run.options import OptionError, number
+from igestbench.options import OptionError, number
 
 PARTS = ("connectivity", "tls", "soap", "session", "read", "write", "cleanup")
 #: A login the suite may use, and the role it plays (``reader``, ``writer``).
@@ -203,7 +203,7 @@ def options_from(values: Mapping[str, Any], logins: Logins) -> VerifyOptions:
     defaults = VerifyOptions()
     target = values.get("target") or None
     if target is not None:
-        from igestbench.client.transport import endpoint_of
+        from igestbench.icat.endpoint import endpoint_of
 
         endpoint_of(str(target))  # a UsageError naming what is wrong with the URL
     parts = tuple(p.strip() for p in str(values.get("verify_parts") or "").split(",") if p.strip())

@@ -28,6 +28,7 @@ import pytest
 from igestbench import redaction
 from igestbench.client.base import ClientConfig
 from igestbench.errors import Sv7Error, UsageError
+from igestbench.results.scoring import Scores, score_target
 from igestbench.verify.diagnosis import Diagnosis, diagnose, diagnose_skip
 from igestbench.verify.options import (
     PARTS,
@@ -37,7 +38,6 @@ from igestbench.verify.options import (
     values_from_pytest,
 )
 from igestbench.verify.rawsoap import RawSoap
-from igestbench.verify.scoring import Scores, score_target
 
 OPTIONS_KEY = pytest.StashKey[VerifyOptions]()
 VERSION_KEY = pytest.StashKey[str | None]()

@@ -18,13 +18,9 @@ from igestbench import redaction
 from igestbench.client.base import ClientConfig
 from igestbench.client.envelopes import envelope_template
 from igestbench.client.lean import KeepAliveConnection
-from igestbench.client.transport import (
-    decode_answer,
-    endpoint_of,
-    profile_for_version,
-    read_answer,
-)
+from igestbench.client.transport import decode_answer, profile_for_version, read_answer
 from igestbench.icat.beans import Bean
+from igestbench.icat.endpoint import endpoint_of
 from igestbench.icat.operations import operation
 from igestbench.icat.schema import DEFAULT_PROFILE, get_profile
 from igestbench.icat.soapxml import encode_bean, escape

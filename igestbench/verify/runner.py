@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from igestbench.errors import UsageError
+from igestbench.results.scoring import Scores
 from igestbench.verify.options import VerifyOptions
 from igestbench.verify.plugin import CheckRecord, Recorder
-from igestbench.verify.scoring import Scores
 
 #: Where the checks live: beside the package in a source checkout.
 SV_TESTS_DIR = Path(__file__).resolve().parents[2] / "sv_tests"

@@ -18,7 +18,8 @@ from pathlib import Path
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 
-from igestbench.client.transport import Endpoint, TransportCause, TransportFailure, transport_errors
+from igestbench.client.transport import TransportCause, TransportFailure, transport_errors
+from igestbench.icat.endpoint import Endpoint
 
 
 def handshake(endpoint: Endpoint, context: ssl.SSLContext, timeout: float) -> bytes:

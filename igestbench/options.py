@@ -161,7 +161,7 @@ def text(value: object) -> str:
 
 
 def target(value: object) -> str:
-    from igestbench.client.transport import endpoint_of
+    from igestbench.icat.endpoint import endpoint_of
 
     url = text(value)
     try:

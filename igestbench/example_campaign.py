@@ -1,6 +1,6 @@
 """The example campaign of ``fixtures/campaign``, produced by the tool itself.
 
-``python -m igestbench.report.example fixtures/campaign`` starts five local catalogues on
+``python -m igestbench.example_campaign fixtures/campaign`` starts five local catalogues on
 loopback, each standing in for a partner's server and failing the way real ones did:
 
 =============  ==========================================================================
@@ -171,7 +171,7 @@ def build(directory: Path) -> int:
                             "--disable-background-networking", "--disable-component-update",
                             "--no-first-run", "--disable-sync", f"--user-data-dir={profile}",
                             f"--screenshot={directory / 'example-report.png'}",
-                            "--window-size=1400,2400", html.resolve().as_uri()],
+                            "--window-size=1400,3400", html.resolve().as_uri()],
                            check=False, capture_output=True, timeout=120)
     return 0
 
@@ -179,7 +179,7 @@ def build(directory: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m igestbench.report.example DIRECTORY", file=sys.stderr)
+        print("usage: python -m igestbench.example_campaign DIRECTORY", file=sys.stderr)
         return 2
     return build(Path(args[0]))
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from igestbench.client.transport import endpoint_of
+from igestbench.icat.endpoint import endpoint_of
 
 #: Authenticators that keep their own list of users: a catalogue offering only these has not
 #: joined an institutional or federated identity (every other mnemonic — ldap, uows, oidc,

@@ -1,0 +1,155 @@
+"""What a coordinator reads on the page: failed runs, local connections, empty campaigns, and
+charts that stay the same drawing after their SVG is compacted."""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+from typing import Any
+
+from igestbench.config import CampaignConfig, CampaignSite, CampaignTarget
+from igestbench.report import build_report, render_html, render_markdown, write_csv
+from igestbench.report.charts import Chart, ChartArtist, build_charts
+from igestbench.report.series import Panel, Series
+from igestbench.report.svg import _short_path, compact_svg
+from igestbench.results.campaign import Campaign, dump_campaign, load_campaign
+from igestbench.results.merge import merge
+from tests.campaign_helpers import bench, check, write_result
+from tests.test_report import U1, U2, build_campaign
+
+STOPPED = "INTERNAL: injected failure (sv7 serve --error-rate)"
+
+
+def _failed_entry(workload: str, concurrency: int) -> dict[str, Any]:
+    # what sv7 run writes for a level whose worker failed before any call succeeded
+    return {"workload": workload, "flavour": "zeep", "concurrency": concurrency,
+            "wall_s": 0.0, "throughput_per_s": 0.0, "client_bound": False, "ops": {},
+            "checks": {}, "problems": [f"worker 0: {STOPPED}"]}
+
+
+def _campaign(tmp_path: Path, files: list[Path], targets: tuple[CampaignTarget, ...],
+              sites: tuple[str, ...] = ("A", "B")) -> Campaign:
+    config = CampaignConfig(name="p", sites=tuple(CampaignSite(s) for s in sites),
+                            targets=targets)
+    dump_campaign(merge(files, config).document, tmp_path / "p.json")
+    return load_campaign(tmp_path / "p.json")
+
+
+def _stopped_run(tmp_path: Path) -> Campaign:
+    """B ran against A's catalogue: full cycles measured, single queries stopped on a fault."""
+    files = [write_result(
+        tmp_path, "B", U1, status="failed", parts=("verify", "full-cycle", "single-query"),
+        checks=[check("x")],
+        benchmarks=[bench("full-cycle", "full-cycle", 1, [10.0, 12.0]),
+                    bench("full-cycle", "full-cycle", 2, [11.0, 13.0]),
+                    _failed_entry("single-query", 1), _failed_entry("single-query", 2)])]
+    return _campaign(tmp_path, files, (CampaignTarget("T1", U1, "A"),))
+
+
+def test_a_run_stopped_on_a_fault_shows_failed_and_why(tmp_path: Path) -> None:
+    report = build_report(_stopped_run(tmp_path))
+    (row,) = report.benchmarks
+    assert row.failed == ("single-query",) and row.failure == STOPPED
+    assert row.query_p50_ms is None and row.full_cycle_mean_ms == 11.0
+    page = render_html(report)
+    assert page.count('<td class="failed-run">failed</td>') == 2  # p50 and p99
+    assert f"(single-query): {STOPPED}" in page
+    assert "ended: failed" in page and "1 site," not in page  # two sites declared
+    (csv_file,) = [f for f in write_csv(report, tmp_path / "csv") if f.name == "benchmarks.csv"]
+    header, line = csv.reader(csv_file.read_text(encoding="utf-8").splitlines())
+    fields = dict(zip(header, line, strict=True))
+    assert (fields["failed"], fields["failure"], fields["local"]) == ("single-query", STOPPED,
+                                                                      "False")
+    markdown = render_markdown(report)
+    assert "| failed | failed |" in markdown and "stopped (single-query failed)" in markdown
+
+
+def test_a_failed_level_is_no_point_and_a_panel_without_any_says_so(tmp_path: Path) -> None:
+    campaign = _stopped_run(tmp_path)
+    (scaling,) = [c for c in build_charts(campaign) if c.kind == "scaling"]
+    cycles, _, queries, query_latency = scaling.panels
+    assert cycles.ylabel == "NeXus files ingested/s" and query_latency.ylabel == "ms per query"
+    assert queries.series[0].y == (None, None)  # not (0.0, 0.0): nothing was measured
+    svg = ChartArtist().draw(scaling).svg
+    assert svg.count("no data: every run of it failed") == 2
+    # the empty panels have no ticks: no made-up 0.00 … 0.04 axis
+    assert not re.search(r">0\.0[0-9]<", svg)
+
+
+def test_local_connections_are_told_apart(tmp_path: Path) -> None:
+    # build_campaign: T1 is A's, T2 is B's; A ran against both, B against both, C against T1
+    report = build_report(build_campaign(tmp_path))
+    cells = {(c.site, c.target): c for row in report.success.rows for c in row.cells}
+    assert [k for k, c in cells.items() if c.local] == [("A", "T1"), ("B", "T2")]
+    assert (report.success.local.count, report.success.local.ok) == (2, 2)
+    assert (report.success.remote.count, report.success.remote.ok) == (3, 0)
+    (row,) = report.benchmarks  # A against its own T1
+    assert row.local
+    page = render_html(report)
+    assert page.count('class="cell ok local"') == 2
+    assert "Remote connections (a site against a partner's catalogue): 0 of 3 ok (0 %)" in page
+    assert "local connections (a site against its own): 2 of 2 ok (100 %)" in page
+    assert "Local connections: a site against its own catalogue (1 row)" in page
+    assert "Remote connections: a site" not in page
+
+
+def test_an_empty_campaign_says_no_data(tmp_path: Path) -> None:
+    nothing = _campaign(tmp_path, [], (), sites=())
+    page = render_html(build_report(nothing))
+    assert "0 sites, 0 target catalogues, 0 runs counted" in page
+    for note in ("the campaign has no sites", "the campaign has no targets",
+                 "no run measured a benchmark.", "no run measured a benchmark, a sweep",
+                 "no run was counted"):
+        assert f"No data: {note}" in page
+    # no table is left with a header and nothing under it
+    assert "<table" not in page.split('id="scores"')[1].split('class="scale"')[0]
+    one = _campaign(tmp_path, [], (CampaignTarget("T1", U2, "A"),), sites=("A",))
+    assert "1 site, 1 target catalogue, 0 runs counted" in render_html(build_report(one))
+
+
+def test_the_scale_of_the_scores_is_next_to_them(tmp_path: Path) -> None:
+    page = render_html(build_report(build_campaign(tmp_path)))
+    scale = page.split('id="scores"')[1].split('<table class="scores">')[0]
+    assert "3 HTTPS on port 443" in scale and "out of 10" in scale
+
+
+def test_relative_path_data_draws_the_same_points() -> None:
+    def absolute(d: str) -> list[tuple[float, float]]:
+        points, x, y = [], 0.0, 0.0
+        for command, numbers in re.findall(r"([mlhz])([^mlhz]*)", d):
+            values = [float(v) for v in re.findall(r"-?\d*\.?\d+", numbers)]
+            if command == "h":
+                points.append((x, y))
+            for i in range(0, len(values) - 1, 2):
+                x, y = x + values[i], y + values[i + 1]
+                points.append((x, y))
+        return points
+
+    d = "M100.6 194.5 L114.3 183.8 L141.6 162.3 L141.6 162.3 M90 0.4 L90.1 -3"
+    assert _short_path(d) == "m100.6 194.5 13.7-10.7 27.3-21.5h0m-51.6-161.9 .1-3.4"
+    assert [(round(x, 1), round(y, 1)) for x, y in absolute(_short_path(d))] == [
+        (100.6, 194.5), (114.3, 183.8), (141.6, 162.3), (141.6, 162.3), (90.0, 0.4),
+        (90.1, -3.0)]
+    assert _short_path("M0 0 C 1 2 3 4 5 6") == "M0 0 C 1 2 3 4 5 6"  # curves left alone
+
+
+def test_the_compact_svg_keeps_every_mark_and_defines_every_class() -> None:
+    series = tuple(Series(f"s{i}", (1.0, 2.0, 4.0), (1.0 + i, 2.0, 3.5),
+                          low=(0.5, 1.5, 3.0), high=(1.5, 2.5, 4.0)) for i in range(3))
+    chart = Chart("k", "k", "K", (Panel("p", "x", "y", series, hline=2.0, hline_label="h"),))
+    drawing = ChartArtist().draw(chart)
+    assert len(drawing.svg) < 16_000
+    used = set(re.findall(r'class="(s[0-9a-f]{6})"', drawing.svg))
+    assert used and used == {name for name, _ in drawing.styles}
+    for colour in ("#1f77b4", "#ff7f0e", "#2ca02c"):  # line, dots and band of each series
+        assert len(re.findall(f'(?:stroke|fill)="{colour}"', drawing.svg)) == 3, colour
+    assert "font-family" not in drawing.svg and "<use xlink:href=\"#C" not in drawing.svg
+    assert compact_svg(drawing.svg).svg == drawing.svg  # nothing left to compact
+
+
+def test_the_page_defines_each_chart_style_once(tmp_path: Path) -> None:
+    page = render_html(build_report(build_campaign(tmp_path)))
+    defined = re.findall(r"^\.(s[0-9a-f]{6})\{", page, re.MULTILINE)
+    assert defined and len(defined) == len(set(defined))
+    assert set(re.findall(r'class="(s[0-9a-f]{6})"', page)) == set(defined)
