@@ -18,7 +18,7 @@ from igestbench.client import Catalogue, ClientConfig
 from igestbench.icat.beans import Bean
 from igestbench.icat.faults import IcatInsufficientPrivileges
 from igestbench.verify.options import READ_ROLE, Account, VerifyOptions
-from igestbench.workloads.journal import Journal, RunTag, cleanup
+from igestbench.workloads import Journal, RunTag, cleanup
 from sv_tests.conftest import Fact, logged_in, need_account, raw_session
 
 pytestmark = pytest.mark.part("write")

@@ -121,6 +121,7 @@ _V1 = (
     Field("run.flavours", list, items=str),
     Field("run.concurrency", list, items=int),
     Field("run.options", dict),
+    Field("run.journal", str),
     Field("target", dict, required=True),
     Field("target.url", str, required=True),
     Field("target.host", str),

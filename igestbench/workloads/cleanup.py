@@ -86,9 +86,10 @@ def _ownership(entity: str, run: str | None, facilities: Sequence[str]) -> dict[
         return {key: Condition("IN", list(facilities))}
     profile = get_profile()
     tag = run or (min(facilities, key=len) if facilities else None)
-    if tag is None or entity not in profile.entities or not profile.entity(entity).has_field("name"):
+    if tag is None or entity not in profile.entities:
         return {}
-    if profile.entity(entity).field("name").rel is not RelType.ATTRIBUTE:
+    model = profile.entity(entity)
+    if not model.has_field("name") or model.field("name").rel is not RelType.ATTRIBUTE:
         return {}
     # a run tag is letters, digits and "-" only (RunTag.name): no LIKE wildcard in it
     return {"name": Condition("LIKE", tag + "%")}
