@@ -43,6 +43,7 @@ class Hierarchy:
 
 def _build(catalogue: Catalogue, h: Hierarchy) -> None:
     name = h.tag.name
+    h.journal.name_facility(name)  # cleanup deletes only what hangs below this Facility
     h.create(catalogue, Bean("Facility", {"name": name, "fullName": "sv7 service check"}))
     for entity in ("InvestigationType", "DatasetType"):
         h.create(catalogue, Bean(entity, {"name": "sv7-check", "facility": h.ref("Facility")}))
