@@ -28,7 +28,7 @@ from igestbench.workloads import (
     cleanup,
     run_full_cycle,
 )
-from igestbench.workloads.cleanup import facility_path
+from igestbench.workloads.ownership import facility_path
 from tests.test_run import credentials_env, sv7
 
 #: what a full cycle creates

@@ -19,8 +19,8 @@ from igestbench.errors import Sv7Error
 from igestbench.icat.faults import IcatError
 from igestbench.icat.query import Condition, Query
 from igestbench.workloads import CatalogueIdentity, Journal, RunTag, cleanup
-from igestbench.workloads.cleanup import count_left
 from igestbench.workloads.journal import journal_path_for
+from igestbench.workloads.ownership import count_left
 
 if TYPE_CHECKING:
     from igestbench.run.runner import Target

@@ -5,8 +5,8 @@ catalogue it belongs to. ``sv7 cleanup reports/`` finds the journals in a direct
 (``sv7 cleanup FILE.journal.jsonl`` takes one); the target comes from the journal, and a
 ``--target`` that names another catalogue is refused, as is a server whose API version is not
 the one the run saw — before anything is deleted. Then only what the server proves to be the
-run's is deleted (:func:`igestbench.workloads.cleanup`); a journal is removed once its cleanup
-is complete and kept, with a message, when anything was left.
+run's is deleted (:func:`igestbench.workloads.ownership.cleanup`); a journal is removed once its
+cleanup is complete and kept, with a message, when anything was left.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from igestbench.client.transport import endpoint_of
 from igestbench.errors import Sv7Error, UsageError
 from igestbench.icat.credentials import Credentials
 from igestbench.workloads import Journal, cleanup
-from igestbench.workloads.cleanup import count_left
 from igestbench.workloads.journal import JOURNAL_SUFFIX
+from igestbench.workloads.ownership import count_left
 
 
 class ForeignJournal(Sv7Error):

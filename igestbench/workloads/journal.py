@@ -14,7 +14,7 @@ The lines, in the order they are written::
     {"entity": "Datafile", "id": 4711}                     # one per created object
     {"cleaned": true}                                      # all above is cleaned up
 
-The first line says which catalogue the journal belongs to; :mod:`.cleanup` refuses to apply it
+The first line says which catalogue the journal belongs to; :mod:`.ownership` refuses to apply it
 to another one. Journals of igestbench 0.1.0 (no first line, one Facility) still load.
 """
 
