@@ -28,6 +28,7 @@ from igestbench.workloads import (
     cleanup,
     run_full_cycle,
 )
+from igestbench.workloads.journal import JournalLock
 from igestbench.workloads.ownership import facility_path
 from tests.test_run import credentials_env, sv7
 
@@ -162,3 +163,21 @@ def test_cleanup_of_a_missing_path_and_of_no_journals(tmp_path: Path) -> None:
     assert result.returncode == 0 and "nothing to clean up" in result.stdout
     result = sv7("cleanup", env=credentials_env())
     assert result.returncode == 2 and "name a journal file" in result.stderr
+
+
+def test_the_journal_of_a_run_still_going_is_left_alone(
+    fresh_catalogue: LocalCatalogue, tmp_path: Path
+) -> None:
+    """``sv7 cleanup reports/`` from cron while a run goes on must not pull its data away."""
+    client = login(fresh_catalogue)
+    path = tmp_path / "run.journal.jsonl"
+    run = ingest(client, tmp_path, "live", start_journal(path, client, fresh_catalogue, "sv7-l"))
+    before = below(client, run.tag.name)
+    with JournalLock(path):  # as the runner holds it for the whole run
+        result = sv7("cleanup", str(tmp_path), env=credentials_env())
+    assert result.returncode == 1 and "in use by a run still going" in result.stderr
+    assert below(client, run.tag.name) == before and path.exists()
+    result = sv7("cleanup", str(tmp_path), env=credentials_env())  # the run has ended
+    assert result.returncode == 0, result.stderr
+    assert below(client, run.tag.name) == {e: set() for e in ENTITIES} and not path.exists()
+    client.close()

@@ -19,7 +19,7 @@ from igestbench.errors import Sv7Error
 from igestbench.icat.faults import IcatError
 from igestbench.icat.query import Condition, Query
 from igestbench.workloads import CatalogueIdentity, Journal, RunTag, cleanup
-from igestbench.workloads.journal import journal_path_for
+from igestbench.workloads.journal import JournalLock, journal_path_for
 from igestbench.workloads.ownership import count_left
 
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ class RunJournal:
         self.path = journal_path_for(result_file)
         self.tag = tag
         self.started = False
+        self.lock = JournalLock(self.path)
         self.deleted = 0
         self.already_gone = 0
         #: journaled objects that proved not to be the run's (left alone), as "Entity id"
@@ -43,6 +44,8 @@ class RunJournal:
         url = endpoint_of(target.url).service_url
         Journal.start(self.path, self.tag.name, CatalogueIdentity(url, api_version, target.local))
         self.started = True
+        # held until the run ends: sv7 cleanup leaves a live run's journal alone
+        self.lock = JournalLock(self.path).acquire()
 
     def _login(self, target: Target) -> Catalogue:
         catalogue = connect(target.client, "zeep")
@@ -96,6 +99,7 @@ class RunJournal:
                        "error": str(exc)}  # fmt: skip
         finally:
             catalogue.close()
+        self.lock.release()
         if self.foreign:
             section["foreign"] = self.foreign
         if section["left"] == 0 and not self.foreign:
@@ -105,5 +109,6 @@ class RunJournal:
         return self._keep(section)
 
     def _keep(self, section: dict[str, Any]) -> dict[str, Any]:
+        self.lock.release()
         section["journal"] = str(self.path)
         return section

@@ -20,7 +20,7 @@ from igestbench.client.transport import endpoint_of
 from igestbench.errors import Sv7Error, UsageError
 from igestbench.icat.credentials import Credentials
 from igestbench.workloads import Journal, cleanup
-from igestbench.workloads.journal import JOURNAL_SUFFIX
+from igestbench.workloads.journal import JOURNAL_SUFFIX, JournalLock
 from igestbench.workloads.ownership import count_left
 
 
@@ -82,6 +82,15 @@ def clean_one(
     client: Callable[[str], tuple[ClientConfig, Credentials]],
 ) -> Outcome:
     """Clean up after one journal; ``client(url)`` says how to reach and log in at ``url``."""
+    with JournalLock(path):
+        return _clean_locked(path, target, client)
+
+
+def _clean_locked(
+    path: Path,
+    target: str | None,
+    client: Callable[[str], tuple[ClientConfig, Credentials]],
+) -> Outcome:
     outcome = Outcome(path)
     journal = Journal.load(path)
     if journal.catalogue is not None and journal.catalogue.local and target is None:

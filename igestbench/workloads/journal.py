@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from igestbench.errors import UsageError
+from igestbench.errors import Sv7Error, UsageError
 
 _SITE = re.compile(r"[^A-Za-z0-9-]+")
 
@@ -94,6 +94,51 @@ def journal_path_for(result_file: Path) -> Path:
             name = name[: -len(suffix)]
             break
     return result_file.with_name(name + JOURNAL_SUFFIX)
+
+
+class JournalInUse(Sv7Error):
+    """Another process (a run still going, another ``sv7 cleanup``) holds the journal."""
+
+
+class JournalLock:
+    """An exclusive lock on a journal file for as long as it is held (``flock``).
+
+    The runner holds it for the whole run, ``sv7 cleanup`` while it works: so a cleanup never
+    deletes what a live run is still using, and two cleanups never race. The kernel releases it
+    when the holder dies, also by kill -9. Where there is no ``flock`` (Windows) it is a no-op.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self) -> JournalLock:
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            import fcntl
+        except ImportError:  # no flock here: nothing to hold
+            os.close(fd)
+            return self
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise JournalInUse(
+                f"{self.path}: in use by a run still going (or another sv7 cleanup); skipped"
+            ) from None
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing releases the lock
+            self._fd = None
+
+    def __enter__(self) -> JournalLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
 
 
 def _append(path: Path, lines: Iterable[dict[str, Any]]) -> None:
