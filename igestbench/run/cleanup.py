@@ -108,6 +108,11 @@ class RunJournal:
             return section
         return self._keep(section)
 
+    @property
+    def kept(self) -> bool:
+        """Whether the journal is kept (something was left): it is gone once all is clean."""
+        return self.started and self.path.exists()
+
     def _keep(self, section: dict[str, Any]) -> dict[str, Any]:
         self.lock.release()
         section["journal"] = str(self.path)

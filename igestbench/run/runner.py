@@ -45,7 +45,6 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_THRESHOLDS = 3
 EXIT_UNREACHABLE = 4
-EXIT_INTERRUPTED = 130
 
 LOCAL_ACCOUNT = Credentials("simple", "ingest", "ingest")
 #: The built-in catalogue's example data (not under the run tag: the run did not measure it).
@@ -165,8 +164,7 @@ class Runner:
                 writer.append("notes", f"run stopped: {exc}")
                 self.summary.append(f"the run stopped: {exc}")
                 status, code = "failed", EXIT_ERROR
-            except KeyboardInterrupt:
-                stop.hold()
+            except KeyboardInterrupt:  # Stopped by a signal (stopping.py), or Ctrl-C in a part
                 status, code = "interrupted", stop.exit_code
             finally:
                 stop.hold()  # from here on a signal is noted, not raised: the cleanup must finish
@@ -175,10 +173,11 @@ class Runner:
                     writer.append("samples", series.to_dict())
                 if code not in (EXIT_UNREACHABLE, EXIT_ERROR) or self.journal.started:
                     writer.set_section("cleanup", self._cleanup(target))
-                if stop.signum is not None:
+                if stop.signum is not None:  # also one that came during the cleanup
                     status, code = "interrupted", stop.exit_code
-                    note = f"interrupted ({stop.name}); cleaned up what was created"
-                    writer.append("notes", note)
+                if status == "interrupted":
+                    cleaned = "cleaned up" if not self.journal.kept else "tried to clean up"
+                    writer.append("notes", f"interrupted ({stop.name}); {cleaned} what was created")
                 path = writer.finish(status)
         return code, path
 
