@@ -24,9 +24,7 @@ from igestbench.config import RunConfig, ServeConfig
 from igestbench.errors import Sv7Error
 from igestbench.icat.credentials import Credentials
 from igestbench.icat.faults import IcatInternal
-from igestbench.icat.schema import get_profile
 from igestbench.measure.sampler import Sampler
-from igestbench.measure.timing import Recorder, Timer
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.nexus import generate_run
 from igestbench.results import ResultWriter
@@ -38,8 +36,7 @@ from igestbench.run.progress import Progress
 from igestbench.run.stopping import StopState, stop_signals
 from igestbench.run.thresholds import evaluate, parse_threshold
 from igestbench.run.workers import WORKLOADS, WorkerSpec, run_workers
-from igestbench.workloads import Journal, RunTag
-from igestbench.workloads.ingest import Ingestor
+from igestbench.workloads import RunTag
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -47,8 +44,6 @@ EXIT_THRESHOLDS = 3
 EXIT_UNREACHABLE = 4
 
 LOCAL_ACCOUNT = Credentials("simple", "ingest", "ingest")
-#: The built-in catalogue's example data (not under the run tag: the run did not measure it).
-EXAMPLE_FACILITY = "EXAMPLE"
 #: NeXus files a worker ingests to prepare the workloads other than the full cycle.
 PREPARATION_FILES = {"single-query": 3, "burst": 1, "multi-query": 1}
 
@@ -82,8 +77,10 @@ def _target(config: RunConfig) -> Iterator[Target]:
         )
         yield Target(config.target, config.credentials, client, local=False)
         return
-    # over HTTPS with a throwaway CA, so that the TLS checks have something to check
-    with LocalCatalogue(ServeConfig(tls="ca")) as local:
+    # over HTTPS with a throwaway CA, so that the TLS checks have something to check; with
+    # example data readable by everyone, which the read checks look for (not under the run tag:
+    # the run did not create it)
+    with LocalCatalogue(ServeConfig(tls="ca", example_data=True)) as local:
         assert local.tls is not None
         credentials = config.credentials or LOCAL_ACCOUNT
         client = ClientConfig(local.service_url, ca_file=local.tls.ca)
@@ -141,8 +138,6 @@ class Runner:
                 writer.set_section("probe", probe_section)
                 self.progress.note(f"result file: {writer.path}")
                 sampler.start()
-                if target.local:
-                    self._seed_local(target)  # the example data the read checks look for
                 # the checks first: when the target cannot be reached, they say why
                 if "verify" in config.parts:
                     from igestbench.run import service_checks
@@ -203,19 +198,6 @@ class Runner:
             catalogue.login(target.credentials.authenticator, target.credentials.as_login())
             catalogue.logout()
             return catalogue.version()
-        finally:
-            catalogue.close()
-
-    def _seed_local(self, target: Target) -> None:
-        """Give the built-in catalogue some data, as a real one has, for the read checks."""
-        catalogue = connect(target.client, "zeep")
-        try:
-            catalogue.login(target.credentials.authenticator, target.credentials.as_login())
-            files = generate_run(self.work / "example", EXAMPLE_FACILITY, 6)
-            ingestor = Ingestor(catalogue, get_profile("6.2"), Journal(), Timer(Recorder()))
-            for path in files:
-                ingestor.ingest(path)
-            catalogue.logout()
         finally:
             catalogue.close()
 
