@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from igestbench import __version__
+from igestbench import __version__, redaction
 from igestbench.errors import Sv7Error, UsageError
 from igestbench.run.options import RUN_OPTIONS, typed
 
@@ -77,7 +77,22 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--max-entities",
         type=int,
         default=10_000,
-        help="most objects one search may return (default 10000)",
+        help="most objects one search may return or one createMany may create (default 10000)",
+    )
+    p.add_argument(
+        "--query-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="the SQL of one request is stopped after this long, with an INTERNAL fault "
+        "(default 30)",
+    )
+    p.add_argument(
+        "--max-elements",
+        type=int,
+        default=250_000,
+        metavar="N",
+        help="most XML elements in one request body, checked while parsing (default 250000)",
     )
     g = p.add_argument_group("fault injection (to test clients and the suite itself)")
     g.add_argument("--latency-ms", type=float, default=0.0, help="added to every SOAP answer")
@@ -131,6 +146,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         tls=args.tls,
         lifetime_minutes=args.session_minutes,
         max_entities=args.max_entities,
+        query_timeout_s=args.query_timeout,
+        max_elements=args.max_elements,
         example_data=args.example_data,
         friendly_names=tuple(friendly.items()),
         knobs=FaultKnobs(
@@ -190,6 +207,9 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Credentials come from sv7.toml [credentials], the environment (SV7_AUTH, "
         "SV7_USER, SV7_PASSWORD) or a prompt, never from the command line. Without --target "
         "the built-in catalogue is started and used.",
+        epilog="exit status: 0 ok, 1 error, 2 usage, 3 a --fail-on threshold failed, 4 target "
+        "unreachable (DNS, refused, timeout), 5 TLS failed (a certificate not trusted: "
+        "--ca-file or --insecure; or https:// to a plain-HTTP port: http://), 130 interrupted",
     )
     p.add_argument("--config", type=Path, help="sv7.toml to read (default ./sv7.toml if present)")
     for flag, dest, parse, text in RUN_OPTIONS:
@@ -199,7 +219,7 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         dest="insecure",
         action="store_const",
         const=True,
-        help="do not verify the target's certificate (say so in the report)",
+        help="do not verify the target's certificate (said once on stderr and in the file)",
     )
     p.add_argument(
         "--gzip",
@@ -266,6 +286,7 @@ def _add_cleanup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
     from igestbench.client import ClientConfig
+    from igestbench.client.transport import INSECURE_NOTICE
     from igestbench.config import load_run_config
     from igestbench.icat.credentials import Credentials
     from igestbench.run.leftovers import clean_all
@@ -274,6 +295,8 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
     if not paths:
         raise UsageError("name a journal file or a directory of journals (e.g. reports/)")
     logins: dict[str, tuple[ClientConfig, Credentials]] = {}
+    if args.insecure:
+        print(f"sv7 cleanup: {INSECURE_NOTICE}", file=sys.stderr)
 
     def client(url: str) -> tuple[ClientConfig, Credentials]:
         if url not in logins:  # one password prompt per catalogue, not per journal
@@ -325,7 +348,13 @@ def _add_merge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="Unreadable files are reported with their reason and skipped (exit 1); "
         "files of sites or targets not in --campaign are reported and not counted.",
     )
-    p.add_argument("files", nargs="+", type=Path, metavar="RESULT", help="result .json[.gz]")
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="RESULT",
+        help="result files (.json, .json.gz), directories of them, or patterns such as "
+        "'results/*.json' (expanded here when the shell did not)",
+    )
     p.add_argument(
         "--campaign",
         type=Path,
@@ -334,15 +363,40 @@ def _add_merge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("-o", "--output", type=Path, required=True, help="campaign file to write")
     p.add_argument("--strict", action="store_true", help="an unreadable file is fatal")
+    p.add_argument(
+        "--max-size",
+        type=_mebibytes,
+        metavar="MIB",
+        # the default is results.loader.MAX_DOCUMENT_BYTES (not imported here: sv7 starts faster)
+        help="skip a result file larger than this, decompressed (default 256; a small .gz "
+        "can inflate to gigabytes)",
+    )
+
+
+def _mebibytes(value: str) -> int:
+    try:
+        size = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of MiB") from None
+    if not 0 < size <= 1024 * 1024:
+        raise argparse.ArgumentTypeError(f"{value!r}: give a size above 0 MiB")
+    return int(size * 2**20)
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
     from igestbench.config import load_campaign_config
     from igestbench.results.campaign import dump_campaign
-    from igestbench.results.merge import merge
+    from igestbench.results.loader import MAX_DOCUMENT_BYTES
+    from igestbench.results.merge import merge, result_paths
 
     campaign = load_campaign_config(args.campaign) if args.campaign else None
-    outcome = merge(args.files, campaign, name=args.output.name.split(".")[0])
+    paths, unmatched = result_paths(args.files)
+    for line in unmatched:
+        print(f"sv7 merge: note: {line}", file=sys.stderr)
+    if not paths:
+        raise UsageError("no result files to merge")
+    limit = args.max_size or MAX_DOCUMENT_BYTES
+    outcome = merge(paths, campaign, name=args.output.name.split(".")[0], max_bytes=limit)
     for skipped in outcome.skipped:
         print(f"sv7 merge: skipped {skipped.file}: {skipped.reason}", file=sys.stderr)
     for line in outcome.unexpected:
@@ -427,10 +481,8 @@ def create_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = create_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.debug else logging.WARNING,
-        format="sv7: %(levelname)s: %(message)s",
-    )
+    # every logger (ours, zeep, suds, urllib3 …) through one redaction: --debug shows envelopes
+    redaction.install(logging.DEBUG if args.debug else logging.WARNING)
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
@@ -440,9 +492,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"sv7 {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except Sv7Error as exc:
-        if args.debug:
-            raise
-        print(f"sv7 {args.command}: {exc}", file=sys.stderr)
+        if args.debug:  # the traceback through logging, so that it is scrubbed like the rest
+            logging.getLogger("igestbench").error("sv7 %s failed", args.command, exc_info=exc)
+        print(f"sv7 {args.command}: {redaction.scrub(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt as exc:
         # 128 + the signal: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (run/stopping.py)

@@ -71,6 +71,14 @@ class ServeConfig:
     max_entities: int = 10_000
     max_body_bytes: int = 64 * 1024 * 1024
     idle_timeout_s: float = 60.0
+    #: The SQL of one request is stopped after this long (an INTERNAL fault says so).
+    query_timeout_s: float = 30.0
+    #: Most XML elements one request body may hold (checked while parsing).
+    max_elements: int = 250_000
+    #: Largest request line + header section (HTTP 431 beyond).
+    max_header_bytes: int = 64 * 1024
+    #: Large bodies received or being handled at once hold at most this much (HTTP 503 beyond).
+    max_bodies_in_flight_bytes: int = 128 * 1024 * 1024
     #: On a new database, add example data and the rules that let every logged-in user read
     #: (igestbench.mock.seed); without it a new database has no rules, as a fresh ICAT.
     example_data: bool = False
@@ -93,6 +101,10 @@ class ServeConfig:
             raise UsageError("the local catalogue needs at least one account")
         if self.lifetime_minutes <= 0 or self.max_entities <= 0 or self.max_body_bytes <= 0:
             raise UsageError("session lifetime, max entities and max body size must be positive")
+        if not self.query_timeout_s > 0:
+            raise UsageError(f"--query-timeout {self.query_timeout_s:g}: must be positive")
+        if self.max_elements <= 0:
+            raise UsageError(f"--max-elements {self.max_elements}: must be positive")
 
 
 def is_loopback(host: str) -> bool:

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from igestbench.cli import main
 from igestbench.config import CampaignConfig, CampaignSite, CampaignTarget, load_campaign_config
 from igestbench.errors import UsageError
-from igestbench.results import ResultFileError
+from igestbench.results import ResultFileError, load_result
 from igestbench.results.campaign import dump_campaign, load_campaign
 from igestbench.results.merge import canonical_target, merge
 from tests.campaign_helpers import check, write_result
@@ -166,3 +171,120 @@ def test_a_campaign_file_is_checked_on_load(tmp_path: Path) -> None:
     dump_campaign(doc, path)
     with pytest.raises(ResultFileError, match=r"runs\[0\].*missing required key run\.site"):
         load_campaign(path)
+
+
+# --- hostile and odd inputs: not strict JSON, gzip bombs, patterns the shell left alone -----
+
+
+def gzip_bomb(path: Path, inflated_mib: int) -> Path:
+    """A small .json.gz that inflates to ``inflated_mib`` MiB (gzip members of 8 MiB each)."""
+    member = gzip.compress(b" " * (8 * 2**20), compresslevel=9, mtime=0)
+    path.write_bytes(member * (inflated_mib // 8))
+    return path
+
+
+def not_strict_json(good: Path, path: Path, constant: str) -> Path:
+    """``good`` with one number replaced by ``constant`` (NaN, Infinity …), as Python's json
+    module writes when allow_nan is left on."""
+    text = good.read_text(encoding="utf-8")
+    assert '"median_ms": 1.0' in text
+    path.write_text(text.replace('"median_ms": 1.0', f'"median_ms": {constant}'), "utf-8")
+    return path
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_a_file_with_nan_is_skipped_and_named(tmp_path: Path, constant: str) -> None:
+    good = write_result(tmp_path / "good", "HZB", T2, checks=[check("a")])
+    nan = not_strict_json(write_result(tmp_path / "bad", "ESRF", T1), tmp_path / "nan.json",
+                          constant)
+    outcome = merge([good, nan], campaign())
+    assert [(s.file, s.reason) for s in outcome.skipped] == [
+        ("nan.json", f"not valid JSON: {constant} is not a JSON number (written by a "
+                     "non-strict writer?)")]
+    assert [r["file"] for r in outcome.document["runs"]] == [good.name]
+    dump_campaign(outcome.document, tmp_path / "campaign.json")  # strict JSON all through
+
+
+def test_a_gzip_bomb_is_skipped_without_inflating_it(tmp_path: Path) -> None:
+    good = write_result(tmp_path, "HZB", T2, checks=[check("a")])
+    bomb = gzip_bomb(tmp_path / "bomb.json.gz", 64)
+    outcome = merge([good, bomb], campaign(), max_bytes=16 * 2**20)
+    assert [(s.file, s.reason) for s in outcome.skipped] == [
+        ("bomb.json.gz", "inflates to more than 16 MiB: not a result file (a gzip bomb?), or "
+                         "raise the limit with --max-size")]
+    assert [r["file"] for r in outcome.document["runs"]] == [good.name]
+    plain = tmp_path / "big.json"
+    plain.write_bytes(b" " * (2 * 2**20))
+    with pytest.raises(ResultFileError, match="larger than 1 MiB"):
+        load_result(plain, max_bytes=2**20)
+    compressed = write_result(tmp_path / "gz", "ESRF", T1)
+    packed = compressed.with_suffix(".json.gz")
+    packed.write_bytes(gzip.compress(compressed.read_bytes()))
+    assert load_result(packed).site == "ESRF"  # a good .gz within the limit still loads
+
+
+_PEAK_RSS = """
+import resource, sys
+from igestbench.cli import main
+code = main(sys.argv[1:])
+print(code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+
+def _merge_peak(*args: str) -> tuple[int, int]:
+    """(exit status, peak RSS in bytes) of ``sv7 merge`` in a process of its own."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run([sys.executable, "-c", _PEAK_RSS, "merge", *args],
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    code, peak = done.stdout.split()[-2:]
+    return int(code), int(peak)
+
+
+def test_a_1_gib_gzip_bomb_costs_no_memory(tmp_path: Path) -> None:
+    """Issue 10: a 1 MiB .gz inflating to 1 GiB took 3.1 GiB. Peak RSS is compared with the
+    same merge without the bomb; the bound is generous (the bomb alone would be +1 GiB)."""
+    good = write_result(tmp_path, "HZB", T2, checks=[check("a")])
+    bomb = gzip_bomb(tmp_path / "bomb.json.gz", 1024)
+    assert bomb.stat().st_size < 2**20
+    code, baseline = _merge_peak(str(good), "-o", str(tmp_path / "a.json"))
+    assert code == 0
+    code, peak = _merge_peak(str(good), str(bomb), "-o", str(tmp_path / "b.json"))
+    assert code == 1  # skipped, as any unreadable file
+    assert peak - baseline < 100 * 2**20, f"{(peak - baseline) / 2**20:.0f} MiB more"
+
+
+def test_directories_and_patterns_the_shell_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = tmp_path / "results"
+    one = write_result(results, "HZB", T2, checks=[check("a")])
+    two = write_result(results, "ESRF", T1, checks=[check("a")])
+    (results / "run.jsonl").write_text("{}\n")  # a journal: not a result file
+    out = tmp_path / "campaign.json"
+    # the README's example where there is no .json.gz: the shell passes the pattern on as is
+    assert main(["merge", f"{results}/*.json", f"{results}/*.json.gz", "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert f"{results}/*.json.gz: no file matches this pattern" in err
+    assert "Traceback" not in err
+    assert {r["file"] for r in load_campaign_document(out)["runs"]} == {one.name, two.name}
+    out.unlink()
+    assert main(["merge", str(results), "-o", str(out)]) == 0
+    assert {r["file"] for r in load_campaign_document(out)["runs"]} == {one.name, two.name}
+    capsys.readouterr()
+    assert main(["merge", str(tmp_path / "nothing" / "*.json"), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "no file matches this pattern" in err and "no result files to merge" in err
+
+
+def test_strict_makes_a_nan_file_fatal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = write_result(tmp_path / "good", "HZB", T2, checks=[check("a")])
+    nan = not_strict_json(good, tmp_path / "nan.json", "NaN")
+    out = tmp_path / "campaign.json"
+    assert main(["merge", str(good), str(nan), "-o", str(out), "--strict"]) == 1
+    err = capsys.readouterr().err
+    assert "skipped nan.json: not valid JSON: NaN" in err and not out.exists()
+
+
+def load_campaign_document(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data

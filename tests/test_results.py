@@ -179,13 +179,17 @@ def test_the_writer_refuses_what_the_loader_would(tmp_path: Path) -> None:
         writer.append("probe", {})
     with pytest.raises(ValueError, match="an item of notes must be str"):
         writer.append("notes", {"not": "a line"})
-    with pytest.raises(ValueError, match="Out of range float"):
-        writer.append("samples", {"cpu_percent": [math.nan]})
+    # not JSON: written as null (no value), never as NaN, which sv7 merge refuses
+    writer.append("samples", {"phase": "p", "cpu_percent": [math.nan, 1.5, -math.inf]})
+    writer.flush()
+    assert "NaN" not in writer.path.read_text() and "Infinity" not in writer.path.read_text()
     with pytest.raises(ValueError, match="status must be one of"):
         writer.finish("done")
     with pytest.raises(ValueError, match=r"run\.id"):
         ResultWriter(tmp_path, run={"site": "X"}, target=TARGET, environment={})
     assert load_result(writer.path).raw["target"] == TARGET
+    (sample,) = load_result(writer.path).raw["samples"]
+    assert sample == {"phase": "p", "cpu_percent": [None, 1.5, None]}
 
 
 def test_later_changes_of_the_callers_objects_stay_out(tmp_path: Path) -> None:

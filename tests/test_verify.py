@@ -186,6 +186,16 @@ def test_tls_hostname() -> None:
     assert_cause(result, "test_wsdl_served_and_parses", "tls-hostname")
 
 
+def test_tls_to_a_plain_http_port() -> None:
+    with LocalCatalogue(ServeConfig()) as cat:
+        url = cat.service_url.replace("http://", "https://")
+        result = verify(url, parts=("tls", "soap"))
+    # the certificate fixture cannot fetch one: an error of the check, with the cause
+    assert_cause(result, "test_certificate_chain", "tls-plain-http", outcome="error")
+    assert_cause(result, "test_api_version", "tls-plain-http")
+    assert "http://" in (check(result, "test_certificate_chain").hint or "")
+
+
 def test_dns() -> None:
     result = verify("https://sv7-check.invalid/ICATService/ICAT", parts=("connectivity",))
     assert_cause(result, "test_dns_resolves", "dns")
@@ -288,6 +298,7 @@ def test_connection_dropped() -> None:
 def test_every_cause_is_provoked_above() -> None:
     provoked = {
         "dns", "refused", "timeout", "connection", "tls-self-signed", "tls-unknown-ca",
+        "tls-plain-http",
         "tls-expired", "tls-hostname", "http-status", "not-icat", "auth-refused",
         "insufficient-privileges", "wrong-result", "icat-fault-BAD_PARAMETER",
     }  # fmt: skip
@@ -308,7 +319,9 @@ def test_every_cause_is_provoked_above() -> None:
         ("verify failed: self signed certificate in certificate chain", "tls-unknown-ca"),
         ("certificate verify failed: certificate is not yet valid", "tls-expired"),
         ("verify failed: Hostname mismatch, certificate is not valid for 'x'.", "tls-hostname"),
-        ("[SSL: WRONG_VERSION_NUMBER] wrong version number", "tls-handshake"),
+        ("[SSL: WRONG_VERSION_NUMBER] wrong version number", "tls-plain-http"),
+        ("[SSL: RECORD_LAYER_FAILURE] record layer failure", "tls-plain-http"),
+        ("[SSL: UNSUPPORTED_PROTOCOL] unsupported protocol", "tls-handshake"),
     ],
 )  # fmt: skip
 def test_tls_messages_of_both_openssl_generations(message: str, cause: str) -> None:

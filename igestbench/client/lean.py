@@ -25,6 +25,7 @@ import select
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from igestbench import redaction
 from igestbench.client.base import ClientConfig
 from igestbench.client.envelopes import envelope_template
 from igestbench.client.transport import (
@@ -156,6 +157,7 @@ class LeanCatalogue:
     # --- sessions ------------------------------------------------------------------------
 
     def login(self, authenticator: str, credentials: Mapping[str, str]) -> None:
+        redaction.remember_login(credentials)
         entries = "".join(
             f"<entry><key>{escape(k)}</key><value>{escape(v)}</value></entry>"
             for k, v in credentials.items()

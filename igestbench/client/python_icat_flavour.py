@@ -25,6 +25,7 @@ import icat.exception
 import suds
 import suds.transport
 
+from igestbench import redaction
 from igestbench.client.base import ClientConfig
 from igestbench.client.transport import (
     check_tls_choice,
@@ -165,7 +166,10 @@ class PythonIcatCatalogue:
     # --- sessions ------------------------------------------------------------------------
 
     def login(self, authenticator: str, credentials: Mapping[str, str]) -> None:
+        redaction.remember_login(credentials)
         self._call("login", authenticator, dict(credentials))
+        # suds logs the answer before this line; its pattern covers that, this the rest
+        redaction.remember_session(self._client.sessionId)
 
     def logout(self) -> None:
         self._call("logout")

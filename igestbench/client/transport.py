@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import enum
 import http.client
-import re
 import socket
 import ssl
 import urllib.error
@@ -40,7 +39,7 @@ import urllib3
 from lxml import etree
 from requests.adapters import HTTPAdapter
 
-from igestbench import __version__
+from igestbench import __version__, redaction
 from igestbench.client.base import ClientConfig
 from igestbench.errors import Sv7Error, TransportError, UsageError
 from igestbench.icat.entity_info import decode_entity_info
@@ -52,7 +51,7 @@ from igestbench.icat.soapxml import ICAT_NS, SOAP_ENV_NS, decode_value, local_na
 DEFAULT_PATH = "/ICATService/ICAT"
 USER_AGENT = f"igestbench/{__version__}"
 #: What replaces a session id in every message that leaves a client.
-REDACTED = "<session>"
+REDACTED = redaction.SESSION
 SOAP_HEADERS = {"Content-Type": "text/xml; charset=utf-8", "SOAPAction": '""'}
 
 # --- addresses -------------------------------------------------------------------------------
@@ -94,6 +93,12 @@ def endpoint_of(url: str) -> Endpoint:
 
 
 # --- TLS and HTTP sessions -------------------------------------------------------------------
+
+
+#: The one line a command prints when --insecure switched certificate verification off.
+INSECURE_NOTICE = (
+    "TLS certificate verification is off (--insecure): the target's identity is not checked"
+)
 
 
 def check_tls_choice(config: ClientConfig) -> None:
@@ -150,7 +155,8 @@ def http_session(config: ClientConfig, endpoint: Endpoint, pool_size: int = 4) -
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     if config.insecure:
-        # The user asked for no verification explicitly; urllib3 would repeat that on every call.
+        # The user asked for no verification explicitly, and the commands say so once
+        # (INSECURE_NOTICE); urllib3 would warn on every request, with its file and line.
         warnings.filterwarnings("ignore", category=urllib3.exceptions.InsecureRequestWarning)
     return session
 
@@ -276,17 +282,15 @@ def transport_errors(url: str, not_icat: tuple[type[BaseException], ...] = ()) -
 
 # --- SOAP answers and ICAT faults ------------------------------------------------------------
 
-_SESSION_ID_IN_TEXT = re.compile(r"(session\s*id\s*:\s*)\S+", re.IGNORECASE)
 _PARSER = etree.XMLParser(
     resolve_entities=False, no_network=True, load_dtd=False, huge_tree=True, remove_comments=True
 )
 
 
 def redact(message: str, session_id: str | None = None) -> str:
-    """``message`` without the session id (ICAT echoes it in SESSION faults)."""
-    if session_id:
-        message = message.replace(session_id, REDACTED)
-    return _SESSION_ID_IN_TEXT.sub(lambda m: m.group(1) + REDACTED, message)
+    """``message`` without the session id (ICAT echoes it in SESSION faults) or any other
+    secret: the one redaction of :mod:`igestbench.redaction`, which the logs go through too."""
+    return redaction.scrub(message, (session_id,))
 
 
 def fault_error(
@@ -327,6 +331,8 @@ def read_answer(
         raise TransportFailure(
             TransportCause.NOT_ICAT, url, f"<{local_name(element)}> answers {operation.name}"
         )
+    if operation.name == "login":  # every flavour but python-icat reads its session id here
+        redaction.remember_session(element.findtext("return"))
     answer: etree._Element = element
     return answer
 

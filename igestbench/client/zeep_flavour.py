@@ -28,6 +28,7 @@ import zeep.exceptions
 import zeep.xsd
 from lxml import etree
 
+from igestbench import redaction
 from igestbench.client.base import ClientConfig
 from igestbench.client.envelopes import envelope_template
 from igestbench.client.transport import (
@@ -158,6 +159,7 @@ class ZeepCatalogue:
     # --- sessions ------------------------------------------------------------------------
 
     def login(self, authenticator: str, credentials: Mapping[str, str]) -> None:
+        redaction.remember_login(credentials)
         entries = [{"key": key, "value": value} for key, value in credentials.items()]
         self._session_id = self._call("login", authenticator, {"entry": entries})
 

@@ -26,22 +26,37 @@ from igestbench.icat.faults import IcatInternal
 from igestbench.icat.schema import get_profile
 from igestbench.icat.wsdl import render_wsdl, render_xsd
 from igestbench.mock.auth import Authenticators, Sessions
-from igestbench.mock.http import ConnectionFactory, Request, Response
+from igestbench.mock.http import ConnectionFactory, HttpLimits, Request, Response
 from igestbench.mock.seed import seed_new_database
 from igestbench.mock.service import IcatService
 from igestbench.mock.soap import SoapEndpoint, fault_envelope
-from igestbench.mock.store import Store
+from igestbench.mock.store import RunElsewhere, Store
 from igestbench.mock.tls import TlsFiles, tls_from_option
+from igestbench.mock.workers import LARGE_BODY, RequestWorkers
 
 SERVICE_PATHS = ("/ICATService/ICAT", "/icat/ICAT")
+#: Requests with bodies up to this size (bytes) are tried on the event loop first: decoding
+#: and compiling so little costs well under a millisecond.
+INLINE_BODY = 4096
+#: How long a request may run on the event loop before it is moved to a worker (seconds); it is
+#: checked while SQL runs, and a search encodes its rows as they are fetched, so this bounds
+#: the whole of a 2,000-row search (about 20 ms) and keeps it on the loop.
+INLINE_SQL_S = 0.05
 
 
 class CatalogueApp:
     """Routes: WSDL and XSD on GET, SOAP on POST, both under /ICATService/ICAT and /icat/ICAT."""
 
-    def __init__(self, config: ServeConfig, endpoint: SoapEndpoint, default_host: str) -> None:
+    def __init__(
+        self,
+        config: ServeConfig,
+        endpoint: SoapEndpoint,
+        default_host: str,
+        workers: RequestWorkers,
+    ) -> None:
         self.config = config
         self.endpoint = endpoint
+        self.workers = workers
         self.profile = endpoint.profile
         self.default_host = default_host
         self.knobs = config.knobs
@@ -85,7 +100,20 @@ class CatalogueApp:
         )
         return Response(200, page.encode(), "text/html; charset=utf-8")
 
-    def _soap(self, request: Request) -> Response:
+    def _soap(self, request: Request) -> Response | Awaitable[Response]:
+        # A small request is answered on the event loop if its SQL is quick and waits for no
+        # one: a hand-over to a thread would cost more than answering it. Anything else (a
+        # larger body, or SQL beyond INLINE_SQL_S) runs, whole, in a worker thread, while the
+        # event loop keeps reading and answering other connections.
+        if len(request.body) <= INLINE_BODY:
+            try:
+                status, body = self.endpoint.handle(request.body, inline_s=INLINE_SQL_S)
+                return Response(status, body)
+            except RunElsewhere:
+                pass  # rolled back: nothing of it remains, it runs again in a worker
+        return self.workers.run(self._answer, request, large=len(request.body) > LARGE_BODY)
+
+    def _answer(self, request: Request) -> Response:
         status, body = self.endpoint.handle(request.body)
         return Response(status, body)
 
@@ -99,18 +127,19 @@ class CatalogueApp:
             delay += knobs.stall_seconds
         fail = bool(knobs.error_rate) and self._random.random() < knobs.error_rate
 
-        def answer() -> Response:
-            if fail:
-                error = IcatInternal("injected failure (sv7 serve --error-rate)")
-                return Response(500, fault_envelope("Server", error.message, error))
-            return self._soap(request)
-
-        if delay <= 0:
-            return answer()
+        if fail:
+            error = IcatInternal("injected failure (sv7 serve --error-rate)")
+            failure = Response(500, fault_envelope("Server", error.message, error))
+            if delay <= 0:
+                return failure
 
         async def later() -> Response:
-            await asyncio.sleep(delay)
-            return answer()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            if fail:
+                return failure
+            answer = self._soap(request)
+            return answer if isinstance(answer, Response) else await answer
 
         return later()
 
@@ -138,6 +167,7 @@ class LocalCatalogue:
             Sessions(self.config.lifetime_minutes),
             self.config.max_entities,
             self.config.lifetime_minutes,
+            query_timeout_s=self.config.query_timeout_s,
         )
         if self.store.fresh:
             seed_new_database(self.service, example_data=self.config.example_data)
@@ -158,6 +188,7 @@ class LocalCatalogue:
         self._thread: threading.Thread | None = None
         self._server: asyncio.base_events.Server | None = None
         self._connections: ConnectionFactory | None = None
+        self.workers = RequestWorkers()
 
     # --- addresses -----------------------------------------------------------------------
 
@@ -182,10 +213,19 @@ class LocalCatalogue:
     # --- running -------------------------------------------------------------------------
 
     async def _start_server(self) -> asyncio.base_events.Server:
-        endpoint = SoapEndpoint(self.service)
-        app = CatalogueApp(self.config, endpoint, f"{self.config.host}:{self.port}")
+        endpoint = SoapEndpoint(self.service, self.config.max_elements)
+        app = CatalogueApp(
+            self.config, endpoint, f"{self.config.host}:{self.port}", self.workers
+        )
         factory = ConnectionFactory(
-            app, self.scheme, self.config.max_body_bytes, self.config.idle_timeout_s
+            app,
+            self.scheme,
+            HttpLimits(
+                max_body=self.config.max_body_bytes,
+                max_header=self.config.max_header_bytes,
+                max_bodies_in_flight=self.config.max_bodies_in_flight_bytes,
+                idle_timeout=self.config.idle_timeout_s,
+            ),
         )
         self._connections = factory
         ssl_ctx = self.tls.server_context() if self.tls else None
@@ -219,8 +259,10 @@ class LocalCatalogue:
     def _shutdown(
         self, loop: asyncio.AbstractEventLoop, server: asyncio.base_events.Server
     ) -> None:
-        """Stop listening, close every open connection, let the loop finish, close it."""
+        """Stop listening, stop running SQL, close every open connection, close the loop."""
         server.close()
+        self.store.interrupt()
+        self.workers.shutdown()
         if self._connections is not None:
             self._connections.close_all()
         with contextlib.suppress(Exception):
@@ -233,6 +275,7 @@ class LocalCatalogue:
             self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join(timeout=10)
             self._thread = None
+        self.workers.shutdown()
         self.store.close()
         if self._tmp is not None:
             self._tmp.cleanup()

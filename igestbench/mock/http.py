@@ -4,7 +4,13 @@ Why not a generic ASGI server: the catalogue must be able to misbehave on purpos
 connection level (drop a connection without an answer, stall before answering) so that the
 suite's failure diagnosis can be tested for real, and it must answer thousands of small SOAP calls
 per second on one core. httptools does the parsing; this module only frames requests, keeps
-connections alive, bounds body sizes and idle time, and writes responses.
+connections alive, bounds header and body sizes and idle time, and writes responses.
+
+Limits, so that no client can make the server hold memory or stop answering others: a header
+section larger than ``max_header`` gets 431 (counted as it arrives, before httptools could
+buffer more), a body larger than ``max_body`` 413, and large bodies being received or handled at
+the same time may together hold at most ``max_bodies_in_flight`` bytes (beyond their first MiB
+each); a request that would exceed that gets 503 with ``Retry-After`` instead of memory.
 """
 
 from __future__ import annotations
@@ -25,9 +31,39 @@ _REASONS = {
     404: "Not Found",
     405: "Method Not Allowed",
     413: "Payload Too Large",
+    431: "Request Header Fields Too Large",
     500: "Internal Server Error",
     503: "Service Unavailable",
 }
+
+
+#: Each body may hold this much without counting against ``max_bodies_in_flight``.
+UNCOUNTED_BODY = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class HttpLimits:
+    max_body: int = 64 * 1024 * 1024
+    max_header: int = 64 * 1024
+    max_bodies_in_flight: int = 128 * 1024 * 1024
+    idle_timeout: float = 60.0
+
+
+class BodyBudget:
+    """The bytes of large bodies held at once, over all connections (one event loop: no lock)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+
+    def take(self, n: int) -> bool:
+        if self.held + n > self.limit:
+            return False
+        self.held += n
+        return True
+
+    def give_back(self, n: int) -> None:
+        self.held -= n
 
 
 @dataclass
@@ -39,6 +75,8 @@ class Request:
     body: bytes
     scheme: str
     client: tuple[str, int] | None
+    #: Bytes of this request's body counted in the BodyBudget, given back once it is answered.
+    held: int = 0
 
 
 @dataclass
@@ -61,15 +99,17 @@ class HttpProtocol(asyncio.Protocol):
         self,
         handler: Handler,
         scheme: str,
-        max_body: int,
-        idle_timeout: float,
+        limits: HttpLimits,
+        budget: BodyBudget,
         connections: set[HttpProtocol],
     ) -> None:
         self.handler = handler
         self.connections = connections
         self.scheme = scheme
-        self.max_body = max_body
-        self.idle_timeout = idle_timeout
+        self.max_body = limits.max_body
+        self.max_header = limits.max_header
+        self.idle_timeout = limits.idle_timeout
+        self.budget = budget
         self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpRequestParser(self)
         self.queue: list[Request] = []
@@ -81,7 +121,10 @@ class HttpProtocol(asyncio.Protocol):
         self._size = 0
         self._idle: asyncio.TimerHandle | None = None
         self._peer: tuple[str, int] | None = None
-        self._too_large = False
+        self._refused = 0  # the HTTP status a parser callback asked for (413, 431, 503)
+        self._in_body = False  # between the end of the headers and the end of the message
+        self._head_bytes = 0  # bytes received since the headers of the next message began
+        self._held = 0  # bytes of the current body counted in the BodyBudget
         self._task: asyncio.Future[None] | None = None  # keeps the pending answer alive
 
     # --- asyncio.Protocol ----------------------------------------------------------------
@@ -99,19 +142,29 @@ class HttpProtocol(asyncio.Protocol):
         self.connections.discard(self)
         if self._idle is not None:
             self._idle.cancel()
+        self._give_back()
+        for request in self.queue:
+            self.budget.give_back(request.held)
+        self.queue.clear()
 
     def data_received(self, data: bytes) -> None:
+        if self.closing:
+            return
         self._arm_idle()
+        if not self._in_body:
+            self._head_bytes += len(data)
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
             self._fail(400, b"protocol upgrades are not supported")
-        except (httptools.HttpParserError, _TooLarge):
-            # httptools wraps exceptions raised in callbacks, hence the flag
-            if self._too_large:
-                self._fail(413, b"request body too large")
-            else:
-                self._fail(400, b"malformed HTTP request")
+            return
+        except (httptools.HttpParserError, _Refused):
+            # httptools wraps exceptions raised in callbacks, hence the recorded status
+            self._fail(*_REFUSALS.get(self._refused, (400, b"malformed HTTP request")))
+            return
+        # checked after feeding: the chunk may hold the end of the headers and a body
+        if not self._in_body and self._head_bytes > self.max_header:
+            self._fail(*_REFUSALS[431])
 
     # --- httptools callbacks -------------------------------------------------------------
 
@@ -120,6 +173,7 @@ class HttpProtocol(asyncio.Protocol):
         self._headers = {}
         self._body = []
         self._size = 0
+        self._held = 0
 
     def on_url(self, url: bytes) -> None:
         self._url += url
@@ -127,16 +181,37 @@ class HttpProtocol(asyncio.Protocol):
     def on_header(self, name: bytes, value: bytes) -> None:
         key = name.decode("latin-1").lower()
         self._headers[key] = value.decode("latin-1")
-        if key == "content-length" and value.isdigit() and int(value) > self.max_body:
-            self._too_large = True
-            raise _TooLarge
+        if key == "content-length" and value.isdigit():
+            if int(value) > self.max_body:
+                self._refuse(413)
+            self._hold(int(value))  # refuse at once what cannot be held, before it is sent
+
+    def on_headers_complete(self) -> None:
+        self._in_body = True
+        self._head_bytes = 0
 
     def on_body(self, body: bytes) -> None:
         self._size += len(body)
         if self._size > self.max_body:
-            self._too_large = True
-            raise _TooLarge
+            self._refuse(413)
+        self._hold(self._size)
         self._body.append(body)
+
+    def _hold(self, size: int) -> None:
+        """Count a body of ``size`` bytes against the budget of bodies held at once."""
+        need = max(0, size - UNCOUNTED_BODY) - self._held
+        if need > 0:
+            if not self.budget.take(need):
+                self._refuse(503)
+            self._held += need
+
+    def _give_back(self) -> None:
+        self.budget.give_back(self._held)
+        self._held = 0
+
+    def _refuse(self, status: int) -> None:
+        self._refused = status
+        raise _Refused
 
     def on_message_complete(self) -> None:
         url = httptools.parse_url(self._url)
@@ -149,7 +224,11 @@ class HttpProtocol(asyncio.Protocol):
             body=b"".join(self._body),
             scheme=self.scheme,
             client=self._peer,
+            held=self._held,
         )
+        self._held = 0  # the request holds it now, until it is answered
+        self._in_body = False
+        self._body = []
         if not self.parser.should_keep_alive():
             request.headers["connection"] = "close"
         self.queue.append(request)
@@ -188,6 +267,8 @@ class HttpProtocol(asyncio.Protocol):
         self._serve_queue()
 
     def _send(self, request: Request, response: Response) -> None:
+        self.budget.give_back(request.held)
+        request.held = 0
         transport = self.transport
         if transport is None or self.closing:
             return
@@ -212,8 +293,14 @@ class HttpProtocol(asyncio.Protocol):
 
     def _fail(self, status: int, message: bytes) -> None:
         request = Request("", "", "", {"connection": "close"}, b"", self.scheme, self._peer)
+        self._give_back()
+        self._body = []
+        for queued in self.queue:
+            self.budget.give_back(queued.held)
         self.queue.clear()
-        self._send(request, Response(status, message, "text/plain; charset=utf-8"))
+        headers = {"Retry-After": "1"} if status == 503 else {}
+        self._send(request, Response(status, message, "text/plain; charset=utf-8", headers=headers))
+        self.closing = True  # nothing more is read from this connection
 
     def _arm_idle(self) -> None:
         if self._idle is not None:
@@ -227,23 +314,30 @@ class HttpProtocol(asyncio.Protocol):
             self.transport.close()
 
 
-class _TooLarge(Exception):
-    """Raised inside a parser callback to stop reading an oversized body."""
+class _Refused(Exception):
+    """Raised inside a parser callback to stop reading a request that is refused."""
+
+
+_REFUSALS = {
+    413: (413, b"request body too large"),
+    431: (431, b"request header section too large"),
+    503: (503, b"too many large requests at once; retry later"),
+}
 
 
 class ConnectionFactory:
     """Makes a protocol per connection and remembers the open ones, to close them at shutdown."""
 
-    def __init__(self, handler: Handler, scheme: str, max_body: int, idle_timeout: float) -> None:
+    def __init__(self, handler: Handler, scheme: str, limits: HttpLimits) -> None:
         self.handler = handler
         self.scheme = scheme
-        self.max_body = max_body
-        self.idle_timeout = idle_timeout
+        self.limits = limits
+        self.budget = BodyBudget(limits.max_bodies_in_flight)
         self.connections: set[HttpProtocol] = set()
 
     def __call__(self) -> HttpProtocol:
         return HttpProtocol(
-            self.handler, self.scheme, self.max_body, self.idle_timeout, self.connections
+            self.handler, self.scheme, self.limits, self.budget, self.connections
         )
 
     def close_all(self) -> None:

@@ -7,19 +7,35 @@ many-to-one, ``WHERE parent_id IN (…)`` for one-to-many), never one per row.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from igestbench.icat.beans import Bean
 from igestbench.icat.faults import IcatInsufficientPrivileges, IcatNoSuchObject, IcatValidation
-from igestbench.icat.schema import Entity, Field, Profile, RelType
-from igestbench.mock import tables
-from igestbench.mock.jpql import IncludeNode, compile_get, compile_search
+from igestbench.icat.schema import BASE_FIELDS, Entity, Field, Profile, RelType
+from igestbench.mock import row_xml, tables
+from igestbench.mock.jpql import CompiledSearch, IncludeNode, compile_get, compile_search
 from igestbench.mock.store import Store
 
 #: entity name → (SQL selecting the ids the user may read, params); None: everything readable.
 Restrictions = Mapping[str, tuple[str, tuple[Any, ...]]] | None
+
+Row = Sequence[Any]
+T = TypeVar("T")
+#: (profile, entity, rows, INCLUDEd many-to-one objects by field and id, INCLUDEd one-to-many
+#: objects by field and parent id) → one object per row: Beans, or encoded XML bodies.
+Build = Callable[
+    [
+        Profile,
+        Entity,
+        Sequence[Row],
+        Mapping[str, Mapping[int, T]],
+        Mapping[str, Mapping[int, list[T]]],
+    ],
+    list[T],
+]
 
 _CHUNK = 5000  # ids per IN (…) list, well under SQLite's bound-parameter limit
 
@@ -35,7 +51,13 @@ class SearchResult:
 
 
 class Reader:
-    """Runs searches and gets against a :class:`Store`."""
+    """Runs searches and gets against a :class:`Store`.
+
+    Both answer forms share one way of reading: the result rows by one statement, then per
+    INCLUDE level one set-based statement (:meth:`_related`), and only then are the rows turned
+    into Beans (:meth:`search`, :meth:`get`, for Python callers) or straight into ICAT's XML
+    (:meth:`search_xml`, :meth:`get_xml`, what the SOAP face sends).
+    """
 
     def __init__(self, store: Store, max_entities: int) -> None:
         self.store = store
@@ -43,33 +65,34 @@ class Reader:
         self.max_entities = max_entities
 
     def search(self, user: str, query: str, restrict: Restrictions) -> SearchResult:
-        key = None if restrict is None else tuple(sorted(restrict.items()))
-        compiled = compile_search(self.profile, query, user=user, restrict=key)
-        cursor = self.store.conn.execute(compiled.sql, compiled.params)
-        if compiled.kind == "entity":
-            assert compiled.entity is not None
-            entity = self.profile.entity(compiled.entity)
-            rows = cursor.fetchmany(self.max_entities + 1)
-            self._check_size(len(rows))
-            decode = tables.row_decoder(entity)
-            beans = [decode(r) for r in rows]
-            budget = [self.max_entities - len(beans)]
-            self._include(
-                entity, beans, compiled.includes, compiled.include_all_ones, restrict, budget
-            )
-            return SearchResult(beans)
-        types = compiled.value_types
-        converters = [_value_converter(t) for t in types]
-        items: list[Any] = []
-        for row in cursor.fetchmany(self.max_entities + 1):
-            if compiled.aggregate and all(v is None for v in row):
-                continue  # MIN/MAX/AVG/SUM over no rows: ICAT returns nothing at all
-            values = tuple(c(v) for c, v in zip(converters, row, strict=True))
-            items.append(values if compiled.multi else values[0])
-        self._check_size(len(items))
-        return SearchResult(items, types, compiled.multi)
+        compiled, cursor = self._execute(user, query, restrict)
+        if compiled.kind == "values":
+            return self._values(compiled, cursor)
+        entity, rows, ones, manys = self._entities(compiled, cursor, restrict, _beans)
+        return SearchResult(_beans(self.profile, entity, rows, ones, manys))
+
+    def search_xml(self, user: str, query: str, restrict: Restrictions) -> str:
+        """The ``return`` elements of ICAT's search answer, as text (the body of searchResponse)."""
+        compiled, cursor = self._execute(user, query, restrict)
+        if compiled.kind == "values":
+            result = self._values(compiled, cursor)
+            return row_xml.encode_values(result.items, result.value_types, result.multi)
+        entity, rows, ones, manys = self._entities(compiled, cursor, restrict, _xml_bodies)
+        return row_xml.row_encoder(self.profile, entity.name).returns(rows, ones, manys)
 
     def get(self, user: str, query: str, obj_id: int, restrict: Restrictions) -> Bean:
+        entity, row, ones, manys = self._get(user, query, obj_id, restrict, _beans)
+        return _beans(self.profile, entity, [row], ones, manys)[0]
+
+    def get_xml(self, user: str, query: str, obj_id: int, restrict: Restrictions) -> str:
+        """The ``return`` element of ICAT's get answer, as text (the body of getResponse)."""
+        entity, row, ones, manys = self._get(user, query, obj_id, restrict, _xml_bodies)
+        return row_xml.row_encoder(self.profile, entity.name).returns([row], ones, manys)
+
+    def _get(
+        self, user: str, query: str, obj_id: int, restrict: Restrictions, build: Build[T]
+    ) -> tuple[Entity, Row, dict[str, dict[int, T]], dict[str, dict[int, list[T]]]]:
+        """The row of object ``obj_id`` and, built by ``build``, what it INCLUDEs."""
         compiled = compile_get(self.profile, query)
         entity = self.profile.entity(compiled.entity)
         sql = (
@@ -87,105 +110,156 @@ class Reader:
                 raise IcatInsufficientPrivileges(
                     f"READ access to this {entity.name} is not allowed."
                 )
-        bean = tables.row_decoder(entity)(row)
         budget = [self.max_entities - 1]
-        self._include(
-            entity, [bean], compiled.includes, compiled.include_all_ones, restrict, budget
+        ones, manys = self._related(
+            entity, [row], compiled.includes, compiled.include_all_ones, restrict, budget, build
         )
-        return bean
+        return entity, row, ones, manys
+
+    def _execute(
+        self, user: str, query: str, restrict: Restrictions
+    ) -> tuple[CompiledSearch, sqlite3.Cursor]:
+        key = None if restrict is None else tuple(sorted(restrict.items()))
+        compiled = compile_search(self.profile, query, user=user, restrict=key)
+        return compiled, self.store.conn.execute(compiled.sql, compiled.params)
+
+    def _entities(
+        self,
+        compiled: CompiledSearch,
+        cursor: sqlite3.Cursor,
+        restrict: Restrictions,
+        build: Build[T],
+    ) -> tuple[Entity, list[Row], dict[str, dict[int, T]], dict[str, dict[int, list[T]]]]:
+        """The result rows of an entity search and, built by ``build``, what they INCLUDE."""
+        assert compiled.entity is not None
+        entity = self.profile.entity(compiled.entity)
+        rows = cursor.fetchmany(self.max_entities + 1)
+        self._check_size(len(rows))
+        budget = [self.max_entities - len(rows)]
+        ones, manys = self._related(
+            entity, rows, compiled.includes, compiled.include_all_ones, restrict, budget, build
+        )
+        return entity, rows, ones, manys
+
+    def _values(self, compiled: CompiledSearch, cursor: sqlite3.Cursor) -> SearchResult:
+        types = compiled.value_types
+        converters = [_value_converter(t) for t in types]
+        items: list[Any] = []
+        for row in cursor.fetchmany(self.max_entities + 1):
+            if compiled.aggregate and all(v is None for v in row):
+                continue  # MIN/MAX/AVG/SUM over no rows: ICAT returns nothing at all
+            values = tuple(c(v) for c, v in zip(converters, row, strict=True))
+            items.append(values if compiled.multi else values[0])
+        self._check_size(len(items))
+        return SearchResult(items, types, compiled.multi)
 
     def _check_size(self, n: int) -> None:
         if n > self.max_entities:
             raise IcatValidation(f"attempt to return more than {self.max_entities} entities")
 
-    def _include(
+    def _related(
         self,
         entity: Entity,
-        beans: list[Bean],
+        rows: Sequence[Row],
         nodes: Iterable[IncludeNode],
         all_ones: bool,
         restrict: Restrictions,
         budget: list[int],
-    ) -> None:
-        """Replace the relation references of ``beans`` by the INCLUDEd objects; drop the rest."""
+        build: Build[T],
+    ) -> tuple[dict[str, dict[int, T]], dict[str, dict[int, list[T]]]]:
+        """The objects ``rows`` INCLUDE, built by ``build``: per many-to-one field id → object,
+        per one-to-many field parent id → objects (ordered by id). Relations not INCLUDEd are
+        absent, and so are objects the user may not read (ICAT drops them silently)."""
+        ones: dict[str, dict[int, T]] = {}
+        manys: dict[str, dict[int, list[T]]] = {}
         wanted: dict[str, tuple[IncludeNode, ...]] = {}
         if all_ones:
             wanted = {f.name: () for f in entity.ones}
         for node in nodes:
             wanted[node.field] = node.children
-        for f in entity.ones:
-            if f.name not in wanted:
-                for b in beans:
-                    b.values.pop(f.name, None)
-        if not beans:
-            return
+        if not rows:
+            return ones, manys
         for name, children in wanted.items():
             f = entity.field(name)
             target = self.profile.entity(f.type)
             if f.rel is RelType.ONE:
-                found = self._fetch_ones(f, target, beans, restrict)
+                i = tables.column_index(entity, name)
+                ids = sorted({row[i] for row in rows if row[i] is not None})
+                found = self._fetch(target, tables.column("o", BASE_FIELDS[2]), ids, restrict)
             else:
-                found = self._fetch_manys(f, target, beans, restrict)
+                assert f.mapped_by is not None
+                back = target.field(f.mapped_by)
+                parents = sorted({row[0] for row in rows})
+                found = self._fetch(target, tables.column("o", back), parents, restrict)
             budget[0] -= len(found)
             self._check_size(self.max_entities - budget[0])
-            self._include(target, found, children, False, restrict, budget)
-
-    def _allowed(self, target: Entity, restrict: Restrictions) -> tuple[str, tuple[Any, ...]]:
-        if restrict is None or target.name not in restrict:
-            return "", ()
-        sql, params = restrict[target.name]
-        return f" AND o.id IN ({sql})", params
-
-    def _fetch_ones(
-        self, f: Field, target: Entity, beans: list[Bean], restrict: Restrictions
-    ) -> list[Bean]:
-        ids = sorted({b.values[f.name].id for b in beans if f.name in b.values})
-        extra, extra_params = self._allowed(target, restrict)
-        by_id: dict[int, Bean] = {}
-        decode = tables.row_decoder(target)
-        select = f"SELECT {tables.select_list(target, 'o')} FROM {tables.table(target)} o"
-        for chunk in _chunks(ids):
-            sql = f"{select} WHERE o.id IN ({','.join('?' * len(chunk))}){extra}"
-            for row in self.store.conn.execute(sql, (*chunk, *extra_params)):
-                bean = decode(row)
-                by_id[bean.values["id"]] = bean
-        for b in beans:
-            ref = b.values.get(f.name)
-            if ref is not None:
-                full = by_id.get(ref.id)
-                if full is None:
-                    del b.values[f.name]  # not readable: silently dropped, as ICAT does
-                else:
-                    b.values[f.name] = full
-        return list(by_id.values())
-
-    def _fetch_manys(
-        self, f: Field, target: Entity, beans: list[Bean], restrict: Restrictions
-    ) -> list[Bean]:
-        assert f.mapped_by is not None
-        back = target.field(f.mapped_by)
-        parent_col = tables.column("o", back)
-        by_parent: dict[int, Bean] = {b.values["id"]: b for b in beans}
-        for b in beans:
-            b.values[f.name] = []
-        extra, extra_params = self._allowed(target, restrict)
-        decode = tables.row_decoder(target)
-        select = f"SELECT {tables.select_list(target, 'o')} FROM {tables.table(target)} o"
-        found: list[Bean] = []
-        for chunk in _chunks(sorted(by_parent)):
-            sql = (
-                f"{select} WHERE {parent_col} IN ({','.join('?' * len(chunk))}){extra} "
-                f"ORDER BY o.id"
+            sub_ones, sub_manys = self._related(
+                target, found, children, False, restrict, budget, build
             )
-            for row in self.store.conn.execute(sql, (*chunk, *extra_params)):
-                child = decode(row)
-                parent_id = child.values[back.name].id
-                by_parent[parent_id].values[f.name].append(child)
-                found.append(child)
-        for b in beans:
-            if not b.values[f.name]:
-                del b.values[f.name]
+            objects = build(self.profile, target, found, sub_ones, sub_manys)
+            if f.rel is RelType.ONE:
+                ones[name] = {row[0]: obj for row, obj in zip(found, objects, strict=True)}
+            else:
+                j = tables.column_index(target, back.name)
+                groups: dict[int, list[T]] = {}
+                for row, obj in zip(found, objects, strict=True):
+                    groups.setdefault(row[j], []).append(obj)
+                manys[name] = groups
+        return ones, manys
+
+    def _fetch(
+        self, target: Entity, key_column: str, keys: Sequence[int], restrict: Restrictions
+    ) -> list[Row]:
+        """Rows of ``target`` whose ``key_column`` is one of ``keys``, ordered by id."""
+        extra, extra_params = "", ()
+        if restrict is not None and target.name in restrict:
+            sql, extra_params = restrict[target.name]
+            extra = f" AND o.id IN ({sql})"
+        select = f"SELECT {tables.select_list(target, 'o')} FROM {tables.table(target)} o"
+        found: list[Row] = []
+        for chunk in _chunks(keys):
+            sql = (
+                f"{select} WHERE {key_column} IN ({','.join('?' * len(chunk))}){extra} "
+                "ORDER BY o.id"
+            )
+            found.extend(self.store.conn.execute(sql, (*chunk, *extra_params)))
         return found
+
+
+def _beans(
+    profile: Profile,
+    entity: Entity,
+    rows: Sequence[Row],
+    ones: Mapping[str, Mapping[int, Bean]],
+    manys: Mapping[str, Mapping[int, list[Bean]]],
+) -> list[Bean]:
+    """Rows as Beans holding their INCLUDEd objects (a many-to-one object is shared)."""
+    decode = tables.row_decoder(entity)
+    beans = []
+    for row in rows:
+        bean = decode(row)
+        values = bean.values
+        for f in entity.ones:
+            ref = values.get(f.name)
+            if ref is None:
+                continue
+            full = ones.get(f.name, {}).get(ref.id)
+            if full is None:
+                del values[f.name]  # not INCLUDEd, or not readable: dropped, as ICAT does
+            else:
+                values[f.name] = full
+        for name, groups in manys.items():
+            children = groups.get(values["id"])
+            if children:
+                values[name] = children
+        beans.append(bean)
+    return beans
+
+
+def _xml_bodies(
+    profile: Profile, entity: Entity, rows: Sequence[Row], ones: row_xml.Ones, manys: row_xml.Manys
+) -> list[str]:
+    return row_xml.row_encoder(profile, entity.name).bodies(rows, ones, manys)
 
 
 def _chunks(ids: Sequence[int]) -> Iterable[Sequence[int]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 
 from igestbench.icat.beans import Bean
 from igestbench.icat.entity_info import BASE_ENTITY, EntityInfo, base_entity_info, entity_info
@@ -11,6 +12,7 @@ from igestbench.icat.faults import (
     IcatError,
     IcatInsufficientPrivileges,
     IcatInternal,
+    IcatValidation,
 )
 from igestbench.icat.schema import Entity, Profile
 from igestbench.mock.auth import AuthenticatorInfo, Authenticators, Sessions
@@ -34,6 +36,7 @@ class IcatService:
         sessions: Sessions,
         max_entities: int,
         lifetime_minutes: float,
+        query_timeout_s: float = 30.0,
     ) -> None:
         self.profile = profile
         self.store = store
@@ -43,9 +46,17 @@ class IcatService:
         self.reader = Reader(store, max_entities)
         self.max_entities = max_entities
         self.lifetime_minutes = lifetime_minutes
+        self.query_timeout_s = query_timeout_s
         #: Where the authenticators answer (getProperties' ``authn.<m>.url``): the catalogue's
         #: own URL, since they are built in; set once it listens.
         self.base_url = "https://localhost:8181"
+
+    def time_budget(self, inline_s: float | None = None) -> AbstractContextManager[None]:
+        """The SQL of one request stops after --query-timeout; SQLite errors become faults.
+
+        ``inline_s``: the request runs on the event loop, see :meth:`Store.time_budget`.
+        """
+        return self.store.time_budget(self.query_timeout_s, inline_s)
 
     # --- sessions ------------------------------------------------------------------------
 
@@ -107,6 +118,7 @@ class IcatService:
 
     def create_many(self, sid: str | None, beans: Sequence[Bean]) -> list[int]:
         user = self.sessions.user(sid)
+        self.check_batch_size(len(beans))
         return self.store.create_many(user, beans, self._check(user))
 
     def update(self, sid: str | None, bean: Bean) -> None:
@@ -122,6 +134,13 @@ class IcatService:
         user = self.sessions.user(sid)
         self.store.delete_many(beans, self._check(user))
 
+    def check_batch_size(self, count: int) -> None:
+        """Bound the work of one call: at most maxEntities objects in, as out (see search)."""
+        if count > self.max_entities:
+            raise IcatValidation(
+                f"attempt to create more than {self.max_entities} entities in one call"
+            )
+
     # --- reads ---------------------------------------------------------------------------
 
     def search(self, sid: str | None, query: str | None) -> SearchResult:
@@ -130,11 +149,28 @@ class IcatService:
             raise IcatBadParameter("query must not be empty")
         return self.reader.search(user, query, self.authz.read_restrictions(user))
 
+    def search_xml(self, sid: str | None, query: str | None) -> str:
+        """What :meth:`search` finds, as the ``return`` elements of ICAT's searchResponse.
+
+        The SOAP face answers with this: rows go straight to XML text, with no Bean per row.
+        """
+        user = self.sessions.user(sid)
+        if not query:
+            raise IcatBadParameter("query must not be empty")
+        return self.reader.search_xml(user, query, self.authz.read_restrictions(user))
+
     def get(self, sid: str | None, query: str | None, primary_key: int) -> Bean:
         user = self.sessions.user(sid)
         if not query:
             raise IcatBadParameter("query must not be empty")
         return self.reader.get(user, query, primary_key, self.authz.read_restrictions(user))
+
+    def get_xml(self, sid: str | None, query: str | None, primary_key: int) -> str:
+        """What :meth:`get` finds, as the ``return`` element of ICAT's getResponse."""
+        user = self.sessions.user(sid)
+        if not query:
+            raise IcatBadParameter("query must not be empty")
+        return self.reader.get_xml(user, query, primary_key, self.authz.read_restrictions(user))
 
     def is_access_allowed(self, sid: str | None, bean: Bean, access: str) -> bool:
         user = self.sessions.user(sid)

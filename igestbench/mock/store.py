@@ -16,8 +16,11 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import sqlite3
+import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from igestbench.icat.beans import UTC, Bean
@@ -32,6 +35,19 @@ from igestbench.icat.faults import (
 from igestbench.icat.schema import ENUMERATIONS, Entity, Field, Profile, RelType
 from igestbench.mock import tables
 from igestbench.mock.tables import column_name, quote, table, to_sql
+
+#: SQLite virtual machine steps between two looks at the time budget (about 0.1 ms of work).
+_PROGRESS_STEPS = 10_000
+#: What SQLite says when a statement exceeds one of its size limits: the query is too large.
+_TOO_LARGE = (
+    "too many SQL variables",
+    "Expression tree is too large",
+    "parser stack overflow",
+    "too many terms",
+    "string or blob too big",
+    "too many columns",
+    "LIKE or GLOB pattern too complex",
+)
 
 #: Called as ``check(access, entity, id)`` inside a write's transaction; raises to refuse it.
 AccessCheck = Callable[[str, Entity, int], None]
@@ -52,12 +68,21 @@ class Store:
     def __init__(self, profile: Profile, path: str = ":memory:") -> None:
         self.profile = profile
         self.path = path
-        # Autocommit mode: transactions are explicit (BEGIN/SAVEPOINT) so nesting is ours to decide.
-        self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self.conn.execute("PRAGMA foreign_keys = ON")
-        if path != ":memory:":
-            self.conn.execute("PRAGMA journal_mode = WAL")
-            self.conn.execute("PRAGMA synchronous = NORMAL")
+        # Every thread that serves requests has a connection of its own, so that a long read in
+        # one thread never waits for, or holds up, another (SQLite connections are per thread).
+        # Several connections see one database only through a file; for ":memory:" that is a
+        # private temporary file, deleted on close (WAL: readers never block the writer).
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if path == ":memory:":
+            self._tmp = tempfile.TemporaryDirectory(prefix="sv7-catalogue-")
+            self._file = str(Path(self._tmp.name) / "catalogue.sqlite")
+        else:
+            self._file = path
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._connections_lock = threading.Lock()
+        self._stopping = False
+        # Writes are serialised here: one transaction at a time, whichever thread runs it.
         self._lock = threading.RLock()
         self._depth = 0
         #: Bumped on every change of an AUTHZ_ENTITIES table; the authorizer caches per value.
@@ -68,34 +93,127 @@ class Store:
                 self.conn.execute(ddl)
         self._insert_sql: dict[tuple[str, tuple[str, ...]], str] = {}
 
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """This thread's connection to the database (opened on first use)."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._connect()
+            self._local.conn = conn
+        return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        # Autocommit mode: transactions are explicit (BEGIN/SAVEPOINT) so nesting is ours to decide.
+        conn = sqlite3.connect(self._file, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA busy_timeout = 10000")
+        conn.execute("PRAGMA journal_mode = WAL")
+        # a temporary database need not survive a power cut; a kept file survives a crash
+        conn.execute("PRAGMA synchronous = OFF" if self._tmp else "PRAGMA synchronous = NORMAL")
+        local = self._local
+
+        def over_budget() -> int:
+            # SQLite calls this every _PROGRESS_STEPS VM steps; non-zero aborts the statement
+            deadline: float | None = getattr(local, "deadline", None)
+            if self._stopping:
+                return 1
+            return 1 if deadline is not None and time.monotonic() > deadline else 0
+
+        conn.set_progress_handler(over_budget, _PROGRESS_STEPS)
+        with self._connections_lock:
+            self._connections.append(conn)
+        return conn
+
     def _has_tables(self) -> bool:
         row = self.conn.execute(
             "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'Facility'"
         ).fetchone()
         return bool(row[0])
 
+    def interrupt(self) -> None:
+        """Stop every running statement now and any later one (the server is shutting down)."""
+        self._stopping = True
+        with self._connections_lock:
+            for conn in self._connections:
+                conn.interrupt()
+
     def close(self) -> None:
-        self.conn.close()
+        self.interrupt()
+        with self._connections_lock:
+            for conn in self._connections:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.close()
+            self._connections.clear()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    @contextlib.contextmanager
+    def time_budget(self, seconds: float, inline_s: float | None = None) -> Iterator[None]:
+        """SQL run by this thread inside the block is stopped after ``seconds`` in total.
+
+        A statement over budget is really stopped (SQLite's progress handler aborts it), and a
+        write transaction it belonged to is rolled back; SQLite errors leave as ICAT faults.
+        ``inline_s``: the block runs on the event loop and may spend only that long in SQL, and
+        never wait for another thread's write; beyond either it raises :class:`RunElsewhere`
+        (everything it did is rolled back) so that the request is run again in a worker.
+        """
+        began = time.monotonic()
+        deadline = began + seconds
+        local = self._local
+        local.deadline = deadline if inline_s is None else min(deadline, began + inline_s)
+        local.inline = inline_s is not None
+        try:
+            yield
+        except sqlite3.Error as exc:
+            interrupted = str(exc) == "interrupted" and not self._stopping
+            if local.inline and interrupted and time.monotonic() < deadline:
+                raise RunElsewhere from None
+            raise sql_fault(exc, seconds, self._stopping) from None
+        finally:
+            local.deadline = None
+            local.inline = False
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """A transaction, or a savepoint inside the current one; rolled back on any exception."""
-        with self._lock:
+        if getattr(self._local, "inline", False):
+            if not self._lock.acquire(blocking=False):
+                raise RunElsewhere  # the event loop never waits for a worker's write
+        else:
+            self._lock.acquire()
+        try:
+            conn = self.conn
             name = f"sp{self._depth}"
-            self.conn.execute("BEGIN IMMEDIATE" if self._depth == 0 else f"SAVEPOINT {name}")
+            conn.execute("BEGIN IMMEDIATE" if self._depth == 0 else f"SAVEPOINT {name}")
             self._depth += 1
             try:
                 yield
             except BaseException:
                 self._depth -= 1
-                if self._depth == 0:
-                    self.conn.execute("ROLLBACK")
-                else:
-                    self.conn.execute(f"ROLLBACK TO {name}")
-                    self.conn.execute(f"RELEASE {name}")
+                self._roll_back(conn, name)
                 raise
             self._depth -= 1
-            self.conn.execute("COMMIT" if self._depth == 0 else f"RELEASE {name}")
+            conn.execute("COMMIT" if self._depth == 0 else f"RELEASE {name}")
+        finally:
+            self._lock.release()
+
+    def _roll_back(self, conn: sqlite3.Connection, name: str) -> None:
+        # The rollback must run even when the budget is spent (the progress handler would abort
+        # it too), and SQLite may already have rolled back the whole transaction itself: an
+        # interrupted write does that.
+        deadline = getattr(self._local, "deadline", None)
+        self._local.deadline = None
+        try:
+            if not conn.in_transaction:
+                return
+            if self._depth == 0:
+                conn.execute("ROLLBACK")
+            else:
+                conn.execute(f"ROLLBACK TO {name}")
+                conn.execute(f"RELEASE {name}")
+        finally:
+            self._local.deadline = deadline
 
     # --- create --------------------------------------------------------------------------
 
@@ -344,3 +462,27 @@ def _check_value(entity: Entity, f: Field, value: Any) -> None:
             raise IcatValidation(f"{entity.name}: {f.name} must be an integer")
         if not -(2**63) <= value < 2**63:
             raise IcatValidation(f"{entity.name}: {f.name} is out of range")
+
+
+class RunElsewhere(BaseException):
+    """A request started on the event loop needs more than the loop may give it.
+
+    A BaseException, like KeyboardInterrupt, so that no handler of ordinary errors on the way
+    (each turns an Exception into a fault) can swallow it; transactions roll back on it.
+    """
+
+
+def sql_fault(exc: sqlite3.Error, budget_s: float, stopping: bool) -> IcatError:
+    """The ICAT fault for an SQLite error that escaped the store's own checks."""
+    text = str(exc)
+    if text == "interrupted":
+        if stopping:
+            return IcatInternal("the local catalogue is shutting down")
+        # ICAT has no query time limit of its own; a JPA query timeout surfaces from icat.server
+        # as an unexpected persistence exception, which it reports as INTERNAL.
+        return IcatInternal(
+            f"the query took longer than --query-timeout ({budget_s:g} s) and was stopped"
+        )
+    if any(marker in text for marker in _TOO_LARGE):
+        return IcatBadParameter(f"the query is too large for the local catalogue ({text})")
+    return IcatInternal(f"database error: {text}")

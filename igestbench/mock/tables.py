@@ -68,6 +68,15 @@ def stored_fields(entity: Entity) -> tuple[Field, ...]:
     return (BASE_FIELDS[2], *base, *entity.attributes, *entity.ones)
 
 
+@functools.cache
+def column_index(entity: Entity, name: str) -> int:
+    """The position of field ``name``'s column in a row selected with :func:`select_list`."""
+    for i, f in enumerate(stored_fields(entity)):
+        if f.name == name:
+            return i
+    raise KeyError(f"{entity.name}.{name} has no column")
+
+
 def select_list(entity: Entity, alias: str) -> str:
     """The SELECT list of every stored column of ``entity`` under ``alias``, in column order."""
     return ", ".join(column(alias, f) for f in stored_fields(entity))

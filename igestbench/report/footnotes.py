@@ -125,6 +125,8 @@ def _text(cause: str, target: str, port: int | None, operator: str | None,
         return f"{target}'s certificate comes from a CA not everyone trusts; {connect}"
     if cause == "tls-expired":
         return f"{target}'s certificate has expired; {connect}"
+    if cause == "tls-plain-http":
+        return f"{target} answers plain HTTP, not HTTPS{on_port}; {connect}"
     if cause == "tls-hostname":
         return f"{target}'s certificate names another host; {connect}"
     if cause == "auth-refused":

@@ -21,7 +21,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 from urllib.parse import urlsplit
 
 from igestbench.results.format import (
@@ -37,6 +37,11 @@ from igestbench.results.format import (
 )
 
 _GZIP_MAGIC = b"\x1f\x8b"
+#: The largest result document read, in bytes (decompressed for .gz). A real one is a few MB
+#: (a long sweep with samples perhaps tens); a small .gz that inflates to gigabytes is a
+#: "gzip bomb", and a huge file would only exhaust memory. ``sv7 merge --max-size`` changes it.
+MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
+_CHUNK = 1024 * 1024
 _TRUNCATED = "truncated (the file ends early — an interrupted copy?)"
 # What the JSON decoder stops at when a file was cut inside a token: the start of a number
 # or of true/false/null.
@@ -113,10 +118,15 @@ class ResultFile:
         return {path: pair for path, pair in pairs.items() if pair[0] != pair[1]}
 
 
-def load_result(path: str | os.PathLike[str]) -> ResultFile:
-    """The result file at ``path``; :class:`ResultFileError` naming it if it is not a good one."""
+def load_result(
+    path: str | os.PathLike[str], max_bytes: int = MAX_DOCUMENT_BYTES
+) -> ResultFile:
+    """The result file at ``path``; :class:`ResultFileError` naming it if it is not a good one.
+
+    A document larger than ``max_bytes`` (decompressed) is refused before it is held in memory.
+    """
     path = Path(path)
-    return result_from_document(_parse(path, _read(path)), path)
+    return result_from_document(_parse(path, _read(path, max_bytes)), path)
 
 
 def result_from_document(doc: JSONObject, path: str | os.PathLike[str]) -> ResultFile:
@@ -140,21 +150,52 @@ def result_from_document(doc: JSONObject, path: str | os.PathLike[str]) -> Resul
     return _view(path, version, doc)
 
 
-def _read(path: Path) -> bytes:
+def _read(path: Path, max_bytes: int) -> bytes:
     try:
-        data = path.read_bytes()
+        with path.open("rb") as raw:
+            compressed = raw.read(len(_GZIP_MAGIC)) == _GZIP_MAGIC
+            raw.seek(0)
+            if not compressed:
+                data = raw.read(max_bytes + 1)
+                if len(data) > max_bytes:
+                    raise ResultFileError(path, f"larger than {_size(max_bytes)}: {_LIMIT_HINT}")
+                return data
+            # Inflated twice: once only counting (a chunk at a time, so a gzip bomb costs no
+            # memory), then for real when the size is known to be within the limit.
+            _inflated_size(path, raw, max_bytes)
+            raw.seek(0)
+            with gzip.GzipFile(fileobj=raw) as unpacked:
+                return unpacked.read()
     except FileNotFoundError:
         raise ResultFileError(path, "not found") from None
-    except OSError as exc:
-        raise ResultFileError(path, f"cannot read ({exc.strerror or exc})") from None
-    if not data.startswith(_GZIP_MAGIC):
-        return data
-    try:
-        return gzip.decompress(data)
+    except IsADirectoryError:
+        raise ResultFileError(path, "cannot read (a directory, not a result file)") from None
     except EOFError:
         raise ResultFileError(path, f"gzip data {_TRUNCATED}") from None
     except (gzip.BadGzipFile, zlib.error) as exc:
         raise ResultFileError(path, f"damaged gzip data ({exc})") from None
+    except OSError as exc:
+        raise ResultFileError(path, f"cannot read ({exc.strerror or exc})") from None
+
+
+_LIMIT_HINT = "not a result file (a gzip bomb?), or raise the limit with --max-size"
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:g} MiB"
+
+
+def _inflated_size(path: Path, raw: BinaryIO, max_bytes: int) -> int:
+    """The decompressed size of the gzip stream ``raw``; ResultFileError beyond ``max_bytes``."""
+    total = 0
+    with gzip.GzipFile(fileobj=raw) as unpacked:
+        while chunk := unpacked.read(_CHUNK):
+            total += len(chunk)
+            if total > max_bytes:
+                raise ResultFileError(
+                    path, f"inflates to more than {_size(max_bytes)}: {_LIMIT_HINT}"
+                )
+    return total
 
 
 def _parse(path: Path, data: bytes) -> JSONObject:
@@ -173,7 +214,11 @@ def _parse(path: Path, data: bytes) -> JSONObject:
     if start[0] not in '{["-0123456789tfn':
         raise ResultFileError(path, f"not JSON (it starts with {text.lstrip()[:20]!r})")
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=_not_json)
+    except _NotJson as exc:
+        raise ResultFileError(
+            path, f"not valid JSON: {exc} is not a JSON number (written by a non-strict writer?)"
+        ) from None
     except json.JSONDecodeError as exc:
         if _cut_short(text, exc):
             raise ResultFileError(path, _TRUNCATED) from None
@@ -190,6 +235,15 @@ def _parse(path: Path, data: bytes) -> JSONObject:
         shown = repr(doc["format"])[:60]
         raise ResultFileError(path, f'foreign JSON file: format is {shown}, not "{FORMAT_NAME}"')
     return doc
+
+
+class _NotJson(ValueError):
+    """NaN, Infinity or -Infinity: Python's json reads them, JSON (RFC 8259) has no such thing,
+    and a browser, jq or the campaign writer would refuse the file later."""
+
+
+def _not_json(constant: str) -> Any:
+    raise _NotJson(constant)
 
 
 def _cut_short(text: str, exc: json.JSONDecodeError) -> bool:

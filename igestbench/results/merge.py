@@ -20,6 +20,7 @@ clock and no path in it (see :mod:`.campaign`).
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 from collections.abc import Iterable
@@ -33,7 +34,7 @@ from igestbench.config import PARTS, CampaignConfig, CampaignSite, CampaignTarge
 from igestbench.errors import UsageError
 from igestbench.results.campaign import CAMPAIGN_FORMAT, CAMPAIGN_VERSION, Skipped
 from igestbench.results.format import JSONObject, ResultFileError
-from igestbench.results.loader import ResultFile, load_result
+from igestbench.results.loader import MAX_DOCUMENT_BYTES, ResultFile, load_result
 
 _DEFAULT_PORTS = {"https": 443, "http": 80}
 
@@ -81,16 +82,18 @@ class MergeOutcome:
 
 
 def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | None = None,
-          name: str = "campaign") -> MergeOutcome:
-    """Merge the result files at ``paths`` (see the module docstring)."""
+          name: str = "campaign", max_bytes: int = MAX_DOCUMENT_BYTES) -> MergeOutcome:
+    """Merge the result files at ``paths`` (see the module docstring); a file larger than
+    ``max_bytes`` (decompressed) is skipped."""
     loaded: dict[str, _Loaded] = {}
     skipped: set[Skipped] = set()
     for raw_path in paths:
         path = Path(raw_path)
         try:
-            data = path.read_bytes()
-            result = load_result(path)
+            result = load_result(path, max_bytes)
             target = canonical_target(result.target_url)
+            with path.open("rb") as raw:
+                digest = hashlib.file_digest(raw, "sha256").hexdigest()
         except ResultFileError as exc:
             skipped.add(Skipped(path.name, exc.reason))
             continue
@@ -100,7 +103,6 @@ def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | No
         except UsageError as exc:  # the URL in the file is not an ICAT address
             skipped.add(Skipped(path.name, f"target.url: {exc}"))
             continue
-        digest = hashlib.sha256(data).hexdigest()
         loaded[digest] = _Loaded(result, digest, target)
     files = sorted(loaded.values(), key=lambda f: f.order)
     head, site_names, target_names = _expected(files, campaign, name)
@@ -139,6 +141,39 @@ def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | No
     lines = tuple(f"{u['file']}: {u['reason']} (site {u['site']}, target {u['target']})"
                   for u in unexpected)
     return MergeOutcome(document, ordered_skips, lines)
+
+
+#: What ``sv7 merge`` takes from a directory it is given.
+RESULT_PATTERNS = ("*.json", "*.json.gz")
+_GLOB_CHARS = frozenset("*?[")
+
+
+def result_paths(arguments: Iterable[str]) -> tuple[list[Path], list[str]]:
+    """The files ``sv7 merge`` is asked to read, and a line for each argument that names none.
+
+    A directory stands for the result files in it (``*.json``, ``*.json.gz``); a pattern the
+    shell left unexpanded (``results/*.json.gz`` when there is no such file — or any pattern on
+    Windows) is expanded here, and one that matches nothing is reported, not read as a file.
+    """
+    paths: list[Path] = []
+    unmatched: list[str] = []
+    for argument in arguments:
+        path = Path(argument)
+        if path.is_dir():
+            found = sorted({p for pattern in RESULT_PATTERNS for p in path.glob(pattern)
+                            if p.is_file()})
+            if not found:
+                unmatched.append(f"{argument}: a directory without result files "
+                                 f"({', '.join(RESULT_PATTERNS)})")
+            paths += found
+        elif not path.exists() and _GLOB_CHARS & set(argument):
+            matches = sorted(Path(m) for m in glob.glob(argument, recursive=True))
+            if not matches:
+                unmatched.append(f"{argument}: no file matches this pattern")
+            paths += matches
+        else:
+            paths.append(path)  # missing or unreadable ones are reported by merge()
+    return paths, unmatched
 
 
 def _expected(files: list[_Loaded], campaign: CampaignConfig | None, name: str

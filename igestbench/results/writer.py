@@ -249,11 +249,12 @@ class ResultWriter:
         """A JSON-only deep copy of ``value``, checked for secrets before it joins the document.
 
         The copy keeps later changes of the caller's objects out of the file, and turns tuples
-        into lists as a reader will see them. NaN and infinities are refused: they are not JSON
-        and other readers of the file (browsers, jq) reject them.
+        into lists as a reader will see them. NaN and infinities become null: they are not JSON
+        (``sv7 merge`` and other readers — browsers, jq — reject them), and where a statistic
+        has none (the mean of no calls) null says so; a run must not fail on one sample.
         """
         try:
-            copy = json.loads(json.dumps(value, allow_nan=False))
+            copy = json.loads(json.dumps(value), parse_constant=lambda _constant: None)
         except (TypeError, ValueError) as exc:
             exc.add_note(f"while adding {where} to a result file")
             raise

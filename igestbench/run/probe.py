@@ -27,7 +27,7 @@ from cryptography import x509
 
 from igestbench import __version__
 from igestbench.client import ClientConfig
-from igestbench.client.transport import Endpoint, endpoint_of
+from igestbench.client.transport import Endpoint, endpoint_of, http_session
 
 RTT_SAMPLES = 5
 
@@ -142,14 +142,12 @@ def _verifies(endpoint: Endpoint, config: ClientConfig) -> tuple[bool, str | Non
 
 
 def http_facts(endpoint: Endpoint, config: ClientConfig) -> dict[str, Any]:
-    verify: bool | str = (
-        False if config.insecure else (str(config.ca_file) if config.ca_file else True)
-    )
     start = time.perf_counter()
     try:
-        with requests.Session() as session:
-            session.trust_env = False  # the run's trust, not REQUESTS_CA_BUNDLE's
-            response = session.get(endpoint.wsdl_url, timeout=config.read_timeout, verify=verify)
+        # the clients' own session: the run's trust (not REQUESTS_CA_BUNDLE's), and with
+        # --insecure no urllib3 warning on every request
+        with http_session(config, endpoint, pool_size=1) as session:
+            response = session.get(endpoint.wsdl_url, timeout=config.read_timeout)
     except requests.RequestException as exc:
         return {"status": None, "wsdl_ok": False, "error": type(exc).__name__}
     return {

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from igestbench import redaction
 from igestbench.client import ClientConfig, TransportFailure, connect
+from igestbench.client.transport import INSECURE_NOTICE
 from igestbench.config import RunConfig, ServeConfig
 from igestbench.errors import Sv7Error
 from igestbench.icat.credentials import Credentials
@@ -42,6 +44,9 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_THRESHOLDS = 3
 EXIT_UNREACHABLE = 4
+#: The target answers, but TLS failed: a certificate this run does not trust, or https:// to a
+#: port that speaks plain HTTP. Not "unreachable": the fix is --ca-file, --insecure or http://.
+EXIT_TLS = 5
 
 LOCAL_ACCOUNT = Credentials("simple", "ingest", "ingest")
 #: NeXus files a worker ingests to prepare the workloads other than the full cycle.
@@ -113,6 +118,7 @@ class Runner:
         config = self.config
         with _target(config) as target, tempfile.TemporaryDirectory(prefix="sv7-run-") as tmp:
             self.work = Path(tmp)
+            redaction.remember(target.credentials.password)  # wherever it might turn up
             target_section, probe_section = probe(target.client)
             target_section["local"] = target.local
             writer = ResultWriter(
@@ -137,6 +143,9 @@ class Runner:
             try:
                 writer.set_section("probe", probe_section)
                 self.progress.note(f"result file: {writer.path}")
+                if target.client.insecure:
+                    self.progress.note(INSECURE_NOTICE)
+                    writer.append("notes", INSECURE_NOTICE)
                 sampler.start()
                 # the checks first: when the target cannot be reached, they say why
                 if "verify" in config.parts:
@@ -151,9 +160,7 @@ class Runner:
                 self.progress.note(f"journal: {self.journal.path}")
                 self._parts(target, writer, sampler)
             except TransportFailure as exc:
-                writer.append("notes", f"target unreachable: {exc}")
-                self.summary.append(f"the target cannot be reached: {exc}")
-                status, code = "failed", EXIT_UNREACHABLE
+                status, code = "failed", self._transport_failed(exc, writer)
             except Sv7Error as exc:
                 # e.g. the run's own account refused: the checks (if any) say more
                 writer.append("notes", f"run stopped: {exc}")
@@ -166,7 +173,7 @@ class Runner:
                 sampler.stop()
                 for series in sampler.series():
                     writer.append("samples", series.to_dict())
-                if code not in (EXIT_UNREACHABLE, EXIT_ERROR) or self.journal.started:
+                if code not in (EXIT_UNREACHABLE, EXIT_TLS, EXIT_ERROR) or self.journal.started:
                     writer.set_section("cleanup", self._cleanup(target))
                 if stop.signum is not None:  # also one that came during the cleanup
                     status, code = "interrupted", stop.exit_code
@@ -175,6 +182,19 @@ class Runner:
                     writer.append("notes", f"interrupted ({stop.name}); {cleaned} what was created")
                 path = writer.finish(status)
         return code, path
+
+    def _transport_failed(self, exc: TransportFailure, writer: ResultWriter) -> int:
+        """Say why the target could not be used, with the checks' diagnosis; the exit code."""
+        from igestbench.verify.diagnosis import diagnose
+
+        diagnosis = diagnose(exc)
+        if (diagnosis.cause or "").startswith("tls-"):
+            writer.append("notes", f"TLS failed: {diagnosis.line()}")
+            self.summary.append(f"TLS failed, nothing measured: {diagnosis.line()}")
+            return EXIT_TLS
+        writer.append("notes", f"target unreachable: {diagnosis.line()}")
+        self.summary.append(f"the target cannot be reached: {diagnosis.line()}")
+        return EXIT_UNREACHABLE
 
     # --- parts ---------------------------------------------------------------------------
 

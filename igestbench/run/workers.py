@@ -22,6 +22,7 @@ so the outage is recorded whole, and ends with an error.
 from __future__ import annotations
 
 import contextlib
+import logging
 import multiprocessing
 import multiprocessing.synchronize
 import os
@@ -35,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from igestbench import redaction
 from igestbench.client import ClientConfig, TransportFailure, connect
 from igestbench.errors import Sv7Error, TransportError
 from igestbench.icat.credentials import Credentials
@@ -80,6 +82,9 @@ class WorkerSpec:
     page_size: int
     #: Seconds to wait for a target that stopped answering before giving up.
     outage_wait: float = DEFAULT_WAIT_S
+    #: The parent's log level (--debug), taken when the spec is made: a spawned worker inherits
+    #: no logging, so it sets up its own, with the same redaction of secrets.
+    log_level: int = field(default_factory=lambda: logging.getLogger().getEffectiveLevel())
 
 
 @dataclass(frozen=True)
@@ -133,6 +138,8 @@ def worker_main(
     spec: WorkerSpec, barrier: multiprocessing.synchronize.Barrier, out: multiprocessing.Queue[Any]
 ) -> None:
     """The body of one worker process."""
+    redaction.install(spec.log_level)
+    redaction.remember(spec.credentials.password)
     parent = multiprocessing.parent_process()
     if parent is not None and parent.pid is not None:
         die_with_parent(parent.pid)
@@ -197,6 +204,7 @@ def worker_main(
         if streamer.is_alive():
             streamer.join()
         if outcome_error is not None:
+            outcome_error = redaction.scrub(outcome_error)  # it goes into the result file
             # do not leave the others waiting at the barrier for a worker that is gone
             with contextlib.suppress(Exception):
                 barrier.abort()

@@ -13,9 +13,10 @@ its chain (``raise … from``) so that the most telling link wins:
 * ``AssertionError`` — the catalogue answered, but not what the check expected: ``wrong-result``;
 * raw network errors a check did not wrap are classified like the clients' own.
 
-Beyond the issue's list there are three causes, so that nothing is forced into a wrong one:
-``connection`` (closed mid-exchange), ``tls-handshake`` (TLS failed for another reason than the
-certificate, e.g. protocol versions) and ``unexpected`` (a bug in the suite or a client).
+Beyond the issue's list there are four causes, so that nothing is forced into a wrong one:
+``connection`` (closed mid-exchange), ``tls-plain-http`` (https:// to a port that answers plain
+HTTP), ``tls-handshake`` (TLS failed for another reason than the certificate, e.g. protocol
+versions) and ``unexpected`` (a bug in the suite or a client).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from igestbench import redaction
 from igestbench.client.transport import (
     NETWORK_ERRORS,
     TransportCause,
@@ -49,11 +51,13 @@ _HINTS: dict[str, tuple[str, str]] = {
     ),
     "tls-self-signed": (
         "the server presents a self-signed certificate",
-        "pass --ca-file with its CA, or ask the site to use a certificate from a public CA",
+        "pass --ca-file with that certificate (or --insecure to skip the check), or ask the "
+        "site for a certificate from a public CA",
     ),
     "tls-unknown-ca": (
         "the certificate is issued by a CA this client does not trust (a local CA?)",
-        "pass --ca-file with the site's CA certificate, or ask for one from a public CA",
+        "pass --ca-file with the site's CA certificate (or --insecure to skip the check), "
+        "or ask for one from a public CA",
     ),
     "tls-expired": (
         "the certificate is outside its validity period",
@@ -62,6 +66,10 @@ _HINTS: dict[str, tuple[str, str]] = {
     "tls-hostname": (
         "the certificate is for another host name",
         "use the name the certificate names, or ask the site to add this one to it",
+    ),
+    "tls-plain-http": (
+        "the port does not speak TLS (plain HTTP?)",
+        "use http:// for this port, or the port the site serves HTTPS on (usually 443)",
     ),
     "tls-handshake": (
         "TLS could not be negotiated",
@@ -114,6 +122,10 @@ _TLS_MESSAGES: tuple[tuple[str, str], ...] = (
     ("unable to get local issuer certificate", "tls-unknown-ca"),
     ("unable to get issuer certificate", "tls-unknown-ca"),
     ("unable to verify the first certificate", "tls-unknown-ca"),
+    # what OpenSSL makes of a plain-HTTP answer to its ClientHello (1.1/3.0, then 3.2 and later)
+    ("wrong version number", "tls-plain-http"),
+    ("record layer failure", "tls-plain-http"),
+    ("packet length too long", "tls-plain-http"),
 )
 
 
@@ -190,6 +202,7 @@ def _cause_of(exc: BaseException) -> tuple[str, str]:
 def diagnose(exc: BaseException) -> Diagnosis:
     """The diagnosis of a check that raised ``exc``."""
     cause, detail = _cause_of(exc)
+    detail = redaction.scrub(detail)  # the diagnosis goes into result files and reports
     meaning, hint = _HINTS.get(cause, ("", _FAULT_HINT))
     explanation = f"{meaning}: {_one_line(detail)}" if meaning else _one_line(detail)
     return Diagnosis(cause, explanation, hint)

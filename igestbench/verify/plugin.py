@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from igestbench import redaction
 from igestbench.client.base import ClientConfig
 from igestbench.errors import Sv7Error, UsageError
 from igestbench.verify.diagnosis import Diagnosis, diagnose, diagnose_skip
@@ -195,6 +196,10 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(str(exc)) from None
     config.stash[OPTIONS_KEY] = recorder.options
     config.stash[VERSION_KEY] = None
+    # pytest's log capture shows the records of a failed check: no secret in them either
+    redaction.install_record_redaction()
+    for account in recorder.options.accounts:
+        redaction.remember(account.password)
 
 
 def client_config(options: VerifyOptions) -> ClientConfig:

@@ -14,6 +14,7 @@ from typing import Any
 
 from lxml import etree
 
+from igestbench import redaction
 from igestbench.client.base import ClientConfig
 from igestbench.client.envelopes import envelope_template
 from igestbench.client.lean import KeepAliveConnection
@@ -74,6 +75,7 @@ class RawSoap:
         return decode_answer(self._profile, operation(self._profile, name), answer)
 
     def login(self, authenticator: str, credentials: dict[str, str]) -> str:
+        redaction.remember_login(credentials)
         entries = "".join(
             f"<entry><key>{escape(k)}</key><value>{escape(v)}</value></entry>"
             for k, v in credentials.items()

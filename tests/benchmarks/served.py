@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 import time
@@ -10,13 +11,22 @@ from collections.abc import Iterator
 
 
 @contextlib.contextmanager
-def served_catalogue(*args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """(process, service URL) of a local catalogue on a free loopback port; stopped afterwards."""
+def served_catalogue(
+    *args: str, checkout: str | None = None
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """(process, service URL) of a local catalogue on a free loopback port; stopped afterwards.
+
+    ``checkout``: run the igestbench of that directory instead of this one (to measure a change
+    against the code before it, side by side).
+    """
+    env = None if checkout is None else {**os.environ, "PYTHONPATH": checkout}
     proc = subprocess.Popen(
         [sys.executable, "-m", "igestbench", "serve", "--port", "0", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        env=env,
+        cwd=checkout,  # ``python -m`` puts the working directory first on sys.path
     )
     assert proc.stdout is not None
     url = None

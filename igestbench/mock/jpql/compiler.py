@@ -23,6 +23,8 @@ from igestbench.mock.jpql.parser import is_jpql, parse
 Restrict = Mapping[str, tuple[str, tuple[Any, ...]]] | RestrictPairs
 
 _CACHE_SIZE = 4096
+#: Query texts longer than this are not cached (4,096 of them could otherwise hold gigabytes).
+_CACHED_TEXT = 16 * 1024
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -50,11 +52,17 @@ def compile_search(
     result objects (or, for values and aggregates, the FROM entity) are limited to those ids.
     Raises :class:`IcatBadParameter` for anything ICAT would refuse.
     """
-    template = _template(profile, text, user)
+    if len(text) > _CACHED_TEXT:
+        # a huge generated query is compiled for its one use, not kept in the caches' memory
+        template = _template.__wrapped__(profile, text, user)
+    else:
+        template = _template(profile, text, user)
     if not restrict:
         return template.search
     if isinstance(restrict, Mapping):
         restrict = tuple(sorted((k, (v[0], tuple(v[1]))) for k, v in restrict.items()))
+    if len(text) > _CACHED_TEXT:
+        return _apply(template, restrict)
     return _restricted(profile, text, user, restrict)
 
 
@@ -103,7 +111,10 @@ def _template(profile: Profile, text: str, user: str) -> SearchTemplate:
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
 def _restricted(profile: Profile, text: str, user: str, restrict: RestrictPairs) -> CompiledSearch:
-    template = _template(profile, text, user)
+    return _apply(_template(profile, text, user), restrict)
+
+
+def _apply(template: SearchTemplate, restrict: RestrictPairs) -> CompiledSearch:
     for name, (sql, params) in restrict:
         if name == template.restrict_entity:
             return template.restricted(sql, params)

@@ -9,6 +9,7 @@ fixed-width UTC text the dates are stored as, TRUE/FALSE become 1/0, an enumerat
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -19,6 +20,11 @@ from igestbench.mock.jpql import syntax as s
 from igestbench.mock.jpql.scope import ID_FIELD, Ref, Scope
 
 _DATE = Field("value", RelType.ATTRIBUTE, "Date")
+#: IN lists longer than this are bound as one JSON array (see Translator.condition).
+_LONG_LIST = 64
+_PLAIN_KINDS = frozenset({"string", "integer", "decimal"})
+#: Terms per parenthesised group of a long AND/OR chain (see _balanced).
+_GROUP = 64
 _ENUM_PREFIX = "org.icatproject."
 #: CURRENT_TIMESTAMP / CURRENT_DATE in the stored date format (strftime's %f has milliseconds).
 _NOW_SQL = "(strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000Z')"
@@ -86,8 +92,7 @@ class Translator:
                 else:
                     operands.append(x)
             parts = [self.condition(x) for x in operands]
-            sql = f" {e.op} ".join(p[0] for p in parts)
-            return f"({sql})", tuple(v for p in parts for v in p[1])
+            return _balanced(e.op, [p[0] for p in parts]), tuple(v for p in parts for v in p[1])
         if isinstance(e, s.Not):
             inner, params = self.condition(e.operand)
             return f"NOT ({inner})", params
@@ -104,6 +109,14 @@ class Translator:
             return sql, params
         if isinstance(e, s.InList):
             v = self.scalar(e.value)
+            if len(e.items) > _LONG_LIST:
+                constants = self._constants(e.items, v)
+                if constants is not None:
+                    # One parameter however long the list: SQLite bounds the number of
+                    # parameters (32,766) and the depth of an expression, not a JSON text.
+                    values = json.dumps(constants, allow_nan=False)
+                    listed = "SELECT value FROM json_each(?)"
+                    return f"{v.sql}{_not(e.negated)} IN ({listed})", (*v.params, values)
             items = [self.operand(i, v) for i in e.items]
             listed = ", ".join(i.sql for i in items)
             return f"{v.sql}{_not(e.negated)} IN ({listed})", v.params + _cat(items)
@@ -124,6 +137,18 @@ class Translator:
             sql += f" AND {tables.column(alias, ID_FIELD)} = {member.sql}"
             return f"{'NOT ' if e.negated else ''}EXISTS ({sql})", member.params
         raise IcatBadParameter(f"Expected a condition {position(e)}")
+
+    def _constants(self, items: tuple[s.Expr, ...], hint: Value) -> list[Any] | None:
+        """The SQL values of a list of constants, or None if any item is something else."""
+        if hint.jtype != "Date" and all(
+            type(i) is s.Literal and i.kind in _PLAIN_KINDS for i in items
+        ):
+            # strings, integers and decimals are bound as they are (see _literal)
+            return [i.value for i in items]  # type: ignore[union-attr]
+        values = [self.operand(i, hint) for i in items]
+        if all(v.sql == "?" for v in values):
+            return [v.params[0] for v in values]
+        return None
 
     def _pair(self, left: s.Expr, right: s.Expr) -> tuple[Value, Value]:
         """Both sides of a comparison, a constant converted to the type of the other side."""
@@ -249,6 +274,18 @@ class Translator:
         if name not in ENUMERATIONS.get(enum_type, ()):
             raise IcatBadParameter(f"'{written}' at position {pos} is not a known value")
         return Value("?", (name,), enum_type)
+
+
+def _balanced(op: str, terms: list[str]) -> str:
+    """``(a OR b OR …)`` nested in groups, so that SQLite's expression tree stays shallow.
+
+    SQLite parses ``a OR b OR c …`` into a tree as deep as the chain is long and refuses one
+    deeper than 1,000 ("Expression tree is too large"); groups of _GROUP keep the depth
+    logarithmic, so a generated query with any number of terms runs.
+    """
+    while len(terms) > _GROUP:
+        terms = [f"({f' {op} '.join(terms[i : i + _GROUP])})" for i in range(0, len(terms), _GROUP)]
+    return f"({f' {op} '.join(terms)})"
 
 
 def _not(negated: bool) -> str:

@@ -27,9 +27,10 @@ class CompiledSearch:
     """A search as one SQL statement.
 
     For ``kind == "entity"`` the SELECT list is exactly ``tables.select_list(entity, alias)``, so
-    each row turns into a Bean with ``tables.row_decoder``; for ``"values"`` there is one column
-    per selected item, typed for the wire by ``value_types`` (Java type names: ``String``,
-    ``Long``, ``Double``, ``Date``, ``boolean``, ``Integer`` or an enumeration's name).
+    each row turns into a Bean with ``tables.row_decoder`` or into XML with ``row_xml``; for
+    ``"values"`` there is one column per selected item, typed for the wire by ``value_types``
+    (Java type names: ``String``, ``Long``, ``Double``, ``Date``, ``boolean``, ``Integer`` or an
+    enumeration's name).
     """
 
     kind: Literal["entity", "values"]

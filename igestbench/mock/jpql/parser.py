@@ -19,6 +19,7 @@ from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError, UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
 from igestbench.icat.faults import IcatBadParameter
+from igestbench.mock.jpql import lists
 from igestbench.mock.jpql import syntax as s
 
 _SELECT = re.compile(r"\s*select(?![\w$.])", re.IGNORECASE)
@@ -224,7 +225,7 @@ class _Builder(Transformer[Token, Any]):
         return c[0]
 
     def in_list(self, c: list[Any]) -> s.InList:
-        return s.InList(c[1], c[0], tuple(c[2:]))
+        return s.InList(c[1], c[0], lists.expand(tuple(c[2:])))
 
     def between(self, c: list[Any]) -> s.Between:
         return s.Between(c[1], c[0], c[2], c[3])
@@ -326,7 +327,9 @@ def _lark() -> Lark:
 def parse(text: str, start: str) -> Any:
     """The syntax tree of ``text`` read from grammar rule ``start`` (jpql, concise or get)."""
     try:
-        return _lark().parse(text, start=start)
+        blanked, found = lists.extract(text)
+        with lists.active(found):
+            return _lark().parse(blanked, start=start)
     except IcatBadParameter:
         raise
     except UnexpectedCharacters as exc:

@@ -1,0 +1,143 @@
+"""No password and no session id in any output: the redaction of every logger, ``--debug`` too."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from igestbench import redaction
+from igestbench.config import ServeConfig
+from igestbench.mock.auth import Account
+from igestbench.mock.catalogue import LocalCatalogue
+from tests.test_run import FAST_SWEEP, credentials_env, sv7
+
+LOGIN_ENVELOPE = (
+    '<soap-env:Envelope xmlns:soap-env="http://schemas.xmlsoap.org/soap/envelope/">'
+    '<soap-env:Body><ns0:login xmlns:ns0="http://icatproject.org"><plugin>simple</plugin>'
+    "<credentials><entry><key>username</key><value>alice-7q</value></entry>"
+    "<entry><key>password</key><value>{password}</value></entry></credentials>"
+    "</ns0:login></soap-env:Body></soap-env:Envelope>"
+)
+LOGIN_ANSWER = (
+    '<S:Envelope xmlns:S="http://schemas.xmlsoap.org/soap/envelope/"><S:Body>'
+    '<ns2:loginResponse xmlns:ns2="http://icatproject.org"><return>{sid}</return>'
+    "</ns2:loginResponse></S:Body></S:Envelope>"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (LOGIN_ENVELOPE.format(password="pw-unknown-1"), "pw-unknown-1"),
+        (LOGIN_ANSWER.format(sid="5e55-1d-unknown"), "5e55-1d-unknown"),
+        ("<ns0:search><sessionId>5e55-1d-unknown</sessionId>", "5e55-1d-unknown"),
+        ("GET /icat/entityManager?sessionId=5e55-1d-unknown&query=x", "5e55-1d-unknown"),
+        ('{"sessionId": "5e55-1d-unknown"}', "5e55-1d-unknown"),
+        ("{'username': 'me', 'password': 'pw-unknown-1'}", "pw-unknown-1"),
+        ("username=me&password=pw-unknown-1", "pw-unknown-1"),
+        ("{'Authorization': 'Basic cHctdW5rbm93bi0x'}", "cHctdW5rbm93bi0x"),
+        ("Authorization: Bearer cHctdW5rbm93bi0x", "cHctdW5rbm93bi0x"),
+        ("Unable to find user by sessionid: 5e55-1d-unknown", "5e55-1d-unknown"),
+        ('(Content){\n   tag = "sessionId"\n   value = "5e55-1d-unknown"', "5e55-1d-unknown"),
+    ],
+)
+def test_secrets_are_found_by_pattern(text: str, secret: str) -> None:
+    scrubbed = redaction.scrub(text)
+    assert secret not in scrubbed
+    assert redaction.SESSION in scrubbed or redaction.SECRET in scrubbed
+
+
+def test_the_user_name_stays_and_known_secrets_go_anywhere() -> None:
+    password, sid = secrets.token_hex(8), secrets.token_hex(8)
+    redaction.remember(password)
+    redaction.remember_session(sid)
+    text = redaction.scrub(f"https://host/x?q={password} ({sid}) {LOGIN_ENVELOPE}")
+    assert password not in text and sid not in text
+    assert "<value>alice-7q</value>" in text  # the user name is no secret
+    assert redaction.scrub("a short one: pw7") == "a short one: pw7"
+    redaction.remember("pw7")
+    # a short secret goes as a whole word only, not out of innocent longer words
+    assert redaction.scrub("pw7 and pw77") == f"{redaction.SECRET} and pw77"
+
+
+def test_every_logger_is_scrubbed_with_its_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    redaction.install_record_redaction()
+    sid = secrets.token_hex(10)
+    redaction.remember_session(sid)
+    with caplog.at_level(logging.DEBUG):
+        logging.getLogger("zeep.transports").debug("HTTP Post to %s:\n%s", "url", sid)
+        try:
+            raise ValueError(f"session {sid}")
+        except ValueError:
+            logging.getLogger("suds.client").exception("failed")
+    assert caplog.records and sid not in caplog.text
+
+
+def test_a_traceback_nobody_caught_is_scrubbed_too() -> None:
+    code = (
+        "from igestbench import redaction\n"
+        "redaction.install(30)\n"
+        "redaction.remember('pw-uncaught-123')\n"
+        "raise RuntimeError('pw-uncaught-123 <sessionId>5e55-1d</sessionId>')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=credentials_env()
+    )
+    assert "RuntimeError" in done.stderr and "Traceback" in done.stderr
+    assert "pw-uncaught-123" not in done.stderr and "5e55-1d" not in done.stderr
+
+
+def test_debug_run_leaks_no_password_and_no_session_id(tmp_path: Path) -> None:
+    """``sv7 --debug run`` with all three flavours, worker processes and the sweep: stderr and
+    the result file hold neither the password nor any session id the server issued."""
+    password = "pw-" + secrets.token_hex(12)
+    accounts = (
+        Account("simple", "ingest", password, root=True),
+        Account("simple", "root", "root", root=True),
+    )
+    issued: list[str] = []
+    with LocalCatalogue(ServeConfig(accounts=accounts)) as cat:
+        open_session = cat.service.sessions.open
+
+        def remember(user: str) -> str:
+            sid = open_session(user)
+            issued.append(sid)
+            return sid
+
+        cat.service.sessions.open = remember  # type: ignore[method-assign]
+        result = sv7(
+            "--debug",
+            "run",
+            "--target",
+            cat.service_url,
+            "--parts",
+            "verify,single-query,sweep",
+            "--flavour",
+            "zeep,python-icat,lean",
+            "--concurrency",
+            "1",
+            "--queries",
+            "3",
+            *FAST_SWEEP,
+            "--out",
+            str(tmp_path),
+            env=credentials_env(password=password),
+        )
+    assert result.returncode == 0, result.stderr[-3000:]
+    logged = result.stdout + result.stderr
+    written = "".join(p.read_text() for p in tmp_path.glob("*.json"))
+    assert len(issued) > 5
+    for text in (logged, written):
+        assert password not in text
+        leaked = [sid for sid in issued if sid in text]
+        assert not leaked, f"{len(leaked)} of {len(issued)} session ids leaked"
+    # and the debug logs were there to leak them: zeep's envelopes in the runner, suds' in a
+    # worker process (which sets up its logging itself)
+    assert "HTTP Post to" in logged and "sending to (" in logged
+    assert "single-query-python-icat-c1-w0</name>" in logged  # suds, in the worker
+    assert "<key>password</key><value><secret></value>" in logged
