@@ -14,8 +14,8 @@ import pytest
 
 from igestbench.client import connect
 from igestbench.client.base import Catalogue, ClientConfig
-from igestbench.client.transport import endpoint_of
 from igestbench.config import ServeConfig
+from igestbench.icat.endpoint import endpoint_of
 from igestbench.icat.query import Condition, Query
 from igestbench.icat.schema import get_profile
 from igestbench.mock.catalogue import LocalCatalogue
