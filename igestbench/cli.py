@@ -404,8 +404,9 @@ def cmd_merge(args: argparse.Namespace) -> int:
     if outcome.skipped and args.strict:
         raise Sv7Error(f"{len(outcome.skipped)} file(s) unreadable; nothing written (--strict)")
     dump_campaign(outcome.document, args.output)
+    runs = len(outcome.document["runs"])
     print(
-        f"campaign file: {args.output} ({len(outcome.document['runs'])} runs, "
+        f"campaign file: {args.output} ({runs} run{'' if runs == 1 else 's'}, "
         f"{len(outcome.document['history'])} older, {len(outcome.skipped)} skipped)"
     )
     return EXIT_ERROR if outcome.skipped else EXIT_OK
