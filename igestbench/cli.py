@@ -260,7 +260,8 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog="exit status: 0 ok, 1 error, 2 usage, 3 a --fail-on threshold failed, 4 target "
         "unreachable (DNS, refused, timeout), 5 TLS failed (a certificate not trusted: "
         "--ca-file or --insecure; or https:// to a plain-HTTP port: http://), 6 a service check "
-        "failed or ended in an error (before 3 when both), 130 interrupted",
+        "failed or ended in an error (before 3 when both), 130/143/129 interrupted by "
+        "SIGINT/SIGTERM/SIGHUP",
     )
     p.add_argument("--config", type=Path, help="sv7.toml to read (default ./sv7.toml if present)")
     for option in RUN_OPTIONS:
@@ -312,45 +313,61 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _add_cleanup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "cleanup",
-        help="finish the cleanup of a run that was interrupted, from its journal file",
-        description="Deletes exactly the objects listed in the journal (newest first). "
-        "Credentials as for sv7 run.",
+        help="finish the cleanup of runs that were stopped hard, from their journals",
+        description="Finds the journals (*.journal.jsonl) in a directory such as reports/, or "
+        "takes journal files, and deletes what they list at the catalogue each names - only "
+        "what the server shows is still the run's (below its Facility); anything else is "
+        "reported and left alone. A journal is removed once its cleanup is complete. "
+        "Credentials as for sv7 run. Exit 0: all clean; 1: something refused or left.",
     )
-    p.add_argument("--journal", type=Path, required=True, help="the run's journal (.jsonl)")
-    p.add_argument("--target", required=True, help="catalogue URL or HOST[:PORT]")
+    p.add_argument(
+        "paths", nargs="*", type=Path, metavar="PATH", help="a journal file or a directory of them"
+    )
+    p.add_argument("--journal", type=Path, help="a journal file (same as giving it as PATH)")
+    p.add_argument(
+        "--target",
+        help="catalogue URL or HOST[:PORT]; default: the journal's own (another is refused)",
+    )
     p.add_argument("--config", type=Path, help="sv7.toml to read")
     p.add_argument("--ca-file", type=Path)
     p.add_argument("--insecure", action="store_const", const=True)
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
-    from igestbench.client import ClientConfig, connect
+    from igestbench.client import ClientConfig
     from igestbench.client.transport import INSECURE_NOTICE
     from igestbench.config import load_run_config
-    from igestbench.workloads import Journal, cleanup
+    from igestbench.icat.credentials import Credentials
+    from igestbench.run.leftovers import clean_all
 
-    config = load_run_config(
-        {"target": args.target, "ca_file": args.ca_file, "insecure": args.insecure},
-        config_file=args.config,
-        prompt=_interactive_prompt(),
-    )
-    journal = Journal.load(args.journal)
-    assert config.credentials is not None and config.target is not None
-    if config.insecure:
+    paths = [*args.paths, *([args.journal] if args.journal else [])]
+    if not paths:
+        raise UsageError("name a journal file or a directory of journals (e.g. reports/)")
+    logins: dict[str, tuple[ClientConfig, Credentials]] = {}
+    if args.insecure:
         print(f"sv7 cleanup: {INSECURE_NOTICE}", file=sys.stderr)
-    catalogue = connect(
-        ClientConfig(config.target, ca_file=config.ca_file, insecure=config.insecure)
-    )
-    try:
-        catalogue.login(config.credentials.authenticator, config.credentials.as_login())
-        report = cleanup(catalogue, journal)
-        catalogue.logout()
-    finally:
-        catalogue.close()
-    lost = f" ({report.by_name} found by the run's Facility name)" if report.by_name else ""
-    print(f"sv7 cleanup: deleted {report.deleted} objects{lost}, {report.already_gone} were "
-          "gone already")
-    return EXIT_OK
+
+    def client(url: str) -> tuple[ClientConfig, Credentials]:
+        if url not in logins:  # one password prompt per catalogue, not per journal
+            config = load_run_config(
+                {"target": url, "ca_file": args.ca_file, "insecure": args.insecure},
+                config_file=args.config,
+                prompt=_interactive_prompt(),
+            )
+            assert config.credentials is not None and config.target is not None
+            logins[url] = (
+                ClientConfig(config.target, ca_file=config.ca_file, insecure=config.insecure),
+                config.credentials,
+            )
+        return logins[url]
+
+    outcomes = list(clean_all(paths, args.target, client))
+    for outcome in outcomes:
+        for line in outcome.lines:
+            print(f"sv7 cleanup: {line}", file=sys.stdout if outcome.complete else sys.stderr)
+    if not outcomes:
+        print(f"sv7 cleanup: no journal in {', '.join(map(str, paths))}: nothing to clean up")
+    return EXIT_OK if all(o.complete for o in outcomes) else EXIT_ERROR
 
 
 def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -446,8 +463,9 @@ def cmd_merge(args: argparse.Namespace) -> int:
     if outcome.skipped and args.strict:
         raise Sv7Error(f"{len(outcome.skipped)} file(s) unreadable; nothing written (--strict)")
     dump_campaign(outcome.document, args.output)
+    runs = len(outcome.document["runs"])
     print(
-        f"campaign file: {args.output} ({len(outcome.document['runs'])} runs, "
+        f"campaign file: {args.output} ({runs} run{'' if runs == 1 else 's'}, "
         f"{len(outcome.document['history'])} older, {len(outcome.skipped)} skipped)"
     )
     return EXIT_ERROR if outcome.skipped else EXIT_OK
@@ -546,5 +564,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             logging.getLogger("igestbench").error("sv7 %s failed", args.command, exc_info=exc)
         print(f"sv7 {args.command}: {redaction.scrub(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as exc:
+        # 128 + the signal: 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (run/stopping.py)
+        return 128 + getattr(exc, "signum", 2)

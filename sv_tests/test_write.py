@@ -18,7 +18,7 @@ from igestbench.client import Catalogue, ClientConfig
 from igestbench.icat.beans import Bean
 from igestbench.icat.faults import IcatInsufficientPrivileges
 from igestbench.verify.options import READ_ROLE, Account, VerifyOptions
-from igestbench.workloads.journal import Journal, RunTag, cleanup
+from igestbench.workloads import Journal, RunTag, cleanup
 from sv_tests.conftest import Fact, logged_in, need_account, raw_session
 
 pytestmark = pytest.mark.part("write")
@@ -43,6 +43,7 @@ class Hierarchy:
 
 def _build(catalogue: Catalogue, h: Hierarchy) -> None:
     name = h.tag.name
+    h.journal.name_facility(name)  # cleanup deletes only what hangs below this Facility
     h.create(catalogue, Bean("Facility", {"name": name, "fullName": "sv7 service check"}))
     for entity in ("InvestigationType", "DatasetType"):
         h.create(catalogue, Bean(entity, {"name": "sv7-check", "facility": h.ref("Facility")}))

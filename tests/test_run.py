@@ -120,7 +120,11 @@ def test_run_against_a_target_writes_a_clean_result_file(tmp_path: Path) -> None
         "deleted": data["cleanup"]["deleted"],
         "already_gone": 0,  # type: ignore[index]
         "left": 0,
+        "journal": None,  # complete: the journal is removed
     }
+    journal = Path(run["journal"])  # beside the result file, named at the start
+    assert journal.parent == tmp_path and journal.name.endswith(".journal.jsonl")
+    assert f"journal: {journal}" in result.stderr and not journal.exists()
     assert {s["phase"] for s in data["samples"]} >= {"full-cycle/zeep/1", "burst/python-icat/2"}  # type: ignore[union-attr]
 
 

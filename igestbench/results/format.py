@@ -29,6 +29,8 @@ FORMAT_NAME = "igestbench-result"
 #     the keys sv7 report reads inside list items are typed: checks[].id/outcome/cause,
 #     benchmarks[].workload/flavour/concurrency, sweeps[].steps/stopped (why a sweep ended
 #     early), samples[].phase. Version-1 files are upgraded on load (loader._UPGRADES[1]).
+#     Added since, without a new version (readers ignore unknown keys): run.journal (typed, str),
+#     cleanup.journal and cleanup.foreign (issue 10).
 FORMAT_VERSION = 2
 
 #: The values of ``run.status``. A file stays "partial" from its first write until the run
@@ -121,6 +123,7 @@ _V1 = (
     Field("run.flavours", list, items=str),
     Field("run.concurrency", list, items=int),
     Field("run.options", dict),
+    Field("run.journal", str),
     Field("target", dict, required=True),
     Field("target.url", str, required=True),
     Field("target.host", str),

@@ -152,6 +152,17 @@ class ResultWriter:
         self._doc = candidate
         self.flush()
 
+    def set_run(self, key: str, value: Any) -> None:
+        """Add a fact to the ``run`` section once it is known (``journal``); flushed at once."""
+        self._check_open()
+        if key in ("id", "site", "started", "finished", "status"):
+            raise ValueError(f"run.{key} is the writer's own")
+        candidate = dict(self._doc)
+        candidate["run"] = {**self._doc["run"], key: self._copy(f"run.{key}", value)}
+        self._validate(candidate)
+        self._doc = candidate
+        self.flush()
+
     def append(self, name: str, item: Any) -> None:
         """Add one item to a list section (``checks``, ``benchmarks``, ``samples``, ``notes`` …)."""
         self._check_open()

@@ -244,15 +244,16 @@ def sweep(
     sweep_tag: RunTag,
     journal_path: Path,
     sampler: Sampler,
+    work: Path,
 ) -> list[dict[str, Any]]:
     """Open-loop load at rising rates with the lean client, then the connection modes at one
     moderate rate; the ``sweeps`` entries.
 
     What it creates (the looked-up hierarchy, Datafiles of a ``create`` mix) goes to
-    ``journal_path``, which the runner cleans up — also after Ctrl-C.
+    ``journal_path`` (the run's journal), which the runner cleans up — also after Ctrl-C; the
+    NeXus files it ingests are written below ``work``.
     """
     journal = Journal(journal_path, sweep_tag.name)
-    work = journal_path.parent
     creds = target.credentials
 
     def logged_in(kind: type[LeanCatalogue] = _OneSession) -> Catalogue:

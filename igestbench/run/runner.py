@@ -3,8 +3,10 @@
 The runner is the composition root of a run and the one owner of its result file: it probes the
 target, runs the service checks, runs each workload with each client flavour at each
 concurrency level in worker processes (the sampler watching), runs the load sweep, cleans up
-everything the run created — also after Ctrl-C — and finishes the file. Without a target it
-starts the local catalogue on a free loopback port and runs against that.
+everything the run created — also when stopped by SIGINT, SIGTERM or SIGHUP (exit 130, 143,
+129; status ``interrupted``) — and finishes the file. What the run creates is journaled beside
+the result file (:mod:`igestbench.run.cleanup`). Without a target it starts the local
+catalogue on a free loopback port and runs against that.
 """
 
 from __future__ import annotations
@@ -18,25 +20,26 @@ from pathlib import Path
 from typing import Any
 
 from igestbench import redaction
-from igestbench.client import Catalogue, ClientConfig, TransportFailure, connect
+from igestbench.client import ClientConfig, TransportFailure, connect
 from igestbench.client.transport import INSECURE_NOTICE
 from igestbench.config import RunConfig, ServeConfig
 from igestbench.errors import Sv7Error
 from igestbench.icat.credentials import Credentials
-from igestbench.icat.faults import IcatError, IcatInternal, IcatSession
-from igestbench.icat.query import Condition, Query
+from igestbench.icat.faults import IcatInternal, IcatSession
 from igestbench.measure.sampler import Sampler
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.nexus import generate_run
 from igestbench.results import ResultWriter
 from igestbench.results.workloads import UNIT_OPS
 from igestbench.run.benchmarks import benchmark_entry
+from igestbench.run.cleanup import RunJournal
 from igestbench.run.outage import OutageNotes, describe, merge_outages
 from igestbench.run.probe import host_facts, probe
 from igestbench.run.progress import Progress
+from igestbench.run.stopping import StopState, stop_signals
 from igestbench.run.thresholds import evaluate, parse_threshold
 from igestbench.run.workers import WORKLOADS, WorkerSpec, run_workers
-from igestbench.workloads import Journal, RunTag, cleanup
+from igestbench.workloads import RunTag
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -47,7 +50,6 @@ EXIT_UNREACHABLE = 4
 EXIT_TLS = 5
 #: The run completed, but service checks failed or ended in errors (before 3 when both).
 EXIT_CHECKS = 6
-EXIT_INTERRUPTED = 130
 
 LOCAL_ACCOUNT = Credentials(
     "simple", "ingest", "ingest", source="the built-in catalogue's ingest account"
@@ -100,18 +102,35 @@ class Runner:
         self.config = config
         self.progress = progress or Progress()
         self.tag = RunTag.new(config.site)
-        self.journals: list[Path] = []
         self.summary: list[str] = []
         self.benchmarks: list[dict[str, Any]] = []
         self.sweeps: list[dict[str, Any]] = []
-        #: (deleted, already gone) by the cleanups after each group of workers
-        self.cleaned = [0, 0]
         #: ids of the service checks that failed or ended in an error
         self.failed_checks: list[str] = []
 
     def run(self) -> RunOutcome:
+        """The whole run; SIGINT, SIGTERM and SIGHUP stop it with cleanup (see stopping.py)."""
+        thresholds = [parse_threshold(t) for t in self.config.fail_on]
+        with stop_signals() as stop:
+            code, path = self._run(stop)
+        if code == EXIT_OK and thresholds:
+            failures = evaluate(thresholds, self.benchmarks, self.sweeps)
+            for failure in failures:
+                self.summary.append(f"threshold failed: {failure}")
+            if failures:
+                code = EXIT_THRESHOLDS
+        if code in (EXIT_OK, EXIT_THRESHOLDS) and self.failed_checks:
+            shown, more = self.failed_checks[:3], len(self.failed_checks) - 3
+            self.summary.append(
+                f"{len(self.failed_checks)} service check(s) failed or ended in an error "
+                f"(see checks in the result file): {', '.join(shown)}"
+                + (f" (+{more} more)" if more > 0 else "")
+            )
+            code = EXIT_CHECKS
+        return RunOutcome(code, path, self.summary)
+
+    def _run(self, stop: StopState) -> tuple[int, Path]:
         config = self.config
-        thresholds = [parse_threshold(t) for t in config.fail_on]
         with _target(config) as target, tempfile.TemporaryDirectory(prefix="sv7-run-") as tmp:
             self.work = Path(tmp)
             redaction.remember(target.credentials.password)  # wherever it might turn up
@@ -133,14 +152,16 @@ class Runner:
                 secrets=[target.credentials.password],
                 compress=config.gzip,
             )
-            writer.set_section("probe", probe_section)
-            self.progress.note(f"result file: {writer.path}")
-            if target.client.insecure:
-                self.progress.note(INSECURE_NOTICE)
-                writer.append("notes", INSECURE_NOTICE)
             status, code = "complete", EXIT_OK
-            sampler = Sampler(interval_s=1.0).start()
+            self.journal = RunJournal(writer.path, self.tag)
+            sampler = Sampler(interval_s=1.0)
             try:
+                writer.set_section("probe", probe_section)
+                self.progress.note(f"result file: {writer.path}")
+                if target.client.insecure:
+                    self.progress.note(INSECURE_NOTICE)
+                    writer.append("notes", INSECURE_NOTICE)
+                sampler.start()
                 # the checks first: when the target cannot be reached, they say why
                 if "verify" in config.parts:
                     from igestbench.run import service_checks
@@ -149,6 +170,10 @@ class Runner:
                     self.failed_checks = [c.id for c in checked.failed]
                 target_section["api_version"] = self._reach(target)
                 writer.set_section("target", target_section)
+                # before anything is created: a kill -9 from here on leaves the journal
+                self.journal.start(target, target_section["api_version"])
+                writer.set_run("journal", str(self.journal.path))
+                self.progress.note(f"journal: {self.journal.path}")
                 self._parts(target, writer, sampler)
             except TransportFailure as exc:
                 status, code = "failed", self._transport_failed(exc, writer)
@@ -159,31 +184,22 @@ class Runner:
                 writer.append("notes", f"run stopped: {exc}{hint}")
                 self.summary.append(f"the run stopped: {exc}{hint}")
                 status, code = "failed", EXIT_ERROR
-            except KeyboardInterrupt:
-                writer.append("notes", "interrupted (Ctrl-C); cleaned up what was created")
-                status, code = "interrupted", EXIT_INTERRUPTED
+            except KeyboardInterrupt:  # Stopped by a signal (stopping.py), or Ctrl-C in a part
+                status, code = "interrupted", stop.exit_code
             finally:
+                stop.hold()  # from here on a signal is noted, not raised: the cleanup must finish
                 sampler.stop()
                 for series in sampler.series():
                     writer.append("samples", series.to_dict())
-                if code not in (EXIT_UNREACHABLE, EXIT_TLS, EXIT_ERROR) or self.journals:
+                if code not in (EXIT_UNREACHABLE, EXIT_TLS, EXIT_ERROR) or self.journal.started:
                     writer.set_section("cleanup", self._cleanup(target))
+                if stop.signum is not None:  # also one that came during the cleanup
+                    status, code = "interrupted", stop.exit_code
+                if status == "interrupted":
+                    cleaned = "cleaned up" if not self.journal.kept else "tried to clean up"
+                    writer.append("notes", f"interrupted ({stop.name}); {cleaned} what was created")
                 path = writer.finish(status)
-            if code == EXIT_OK and thresholds:
-                failures = evaluate(thresholds, self.benchmarks, self.sweeps)
-                for failure in failures:
-                    self.summary.append(f"threshold failed: {failure}")
-                if failures:
-                    code = EXIT_THRESHOLDS
-            if code in (EXIT_OK, EXIT_THRESHOLDS) and self.failed_checks:
-                shown, more = self.failed_checks[:3], len(self.failed_checks) - 3
-                self.summary.append(
-                    f"{len(self.failed_checks)} service check(s) failed or ended in an error "
-                    f"(see checks in the result file): {', '.join(shown)}"
-                    + (f" (+{more} more)" if more > 0 else "")
-                )
-                code = EXIT_CHECKS
-        return RunOutcome(code, path, self.summary)
+        return code, path
 
     def _transport_failed(self, exc: TransportFailure, writer: ResultWriter) -> int:
         """Say why the target could not be used, with the checks' diagnosis; the exit code."""
@@ -228,21 +244,22 @@ class Runner:
         for flavour in config.flavours:
             for workload in (w for w in WORKLOADS if w in config.parts):
                 for level in config.concurrency:
-                    entry, specs = self._workload(target, workload, flavour, level, writer, sampler)
+                    entry = self._workload(target, workload, flavour, level, writer, sampler)
                     self.benchmarks.append(entry)
                     writer.append("benchmarks", entry)
                     writer.flush()
                     # after the entry is written: a target gone for good must not lose it
-                    self._cleanup_journals(target, specs)
+                    self.journal.clean_group(target)
         if "sweep" in config.parts:
             from igestbench.run import load_sweep
 
             sweep_tag = RunTag(config.site, f"{self.tag.run_id}-sweep")
-            journal = self.work / f"{sweep_tag.name}.jsonl"
-            self.journals.append(journal)  # before it starts: Ctrl-C may come at any moment
             self.sweeps.extend(
-                load_sweep.sweep(config, target, writer, self.progress, sweep_tag, journal, sampler)
-            )
+                load_sweep.sweep(
+                    config, target, writer, self.progress, sweep_tag, self.journal.path, sampler,
+                    work=self.work,
+                )
+            )  # fmt: skip
 
     def _workload(
         self,
@@ -252,7 +269,7 @@ class Runner:
         level: int,
         writer: ResultWriter,
         sampler: Sampler,
-    ) -> tuple[dict[str, Any], list[WorkerSpec]]:
+    ) -> dict[str, Any]:
         config = self.config
         phase = f"{workload}/{flavour}/{level}"
         specs = []
@@ -262,8 +279,6 @@ class Runner:
             files = generate_run(
                 self.work / tag.name, tag.name, count, payload_bytes=config.payload_bytes
             )  # not timed
-            journal = self.work / f"{tag.name}.jsonl"
-            self.journals.append(journal)
             specs.append(
                 WorkerSpec(
                     index=index,
@@ -272,7 +287,7 @@ class Runner:
                     client=target.client,
                     credentials=target.credentials,
                     tag=tag,
-                    journal_path=journal,
+                    journal_path=self.journal.path,
                     profile="6.2",
                     files=tuple(files),
                     count=config.queries if workload == "single-query" else config.files,
@@ -306,45 +321,21 @@ class Runner:
         bad = len(entry["problems"]) + sum(o["count"] - o["ok"] for o in entry["ops"].values())
         down = f", {len(outages)} outage(s) of the target" if outages else ""
         self.progress.finish(f"{entry['throughput_per_s']}/s, {bad} errors or problems{down}")
-        return entry, specs
+        return entry
 
     # --- cleanup -------------------------------------------------------------------------
 
-    def _clean(self, catalogue: Catalogue, journals: list[Path]) -> None:
-        """Delete what ``journals`` list, count it, and forget the journals done with."""
-        for path in journals:
-            if path.exists():
-                report = cleanup(catalogue, Journal.load(path))
-                self.cleaned[0] += report.deleted
-                self.cleaned[1] += report.already_gone
-                path.unlink()
-            self.journals.remove(path)
-
-    def _cleanup_journals(self, target: Target, specs: list[WorkerSpec]) -> None:
-        """Remove what one group of workers created, right after it (polite on production)."""
-        catalogue = connect(target.client, "zeep")
-        try:
-            catalogue.login(target.credentials.authenticator, target.credentials.as_login())
-            self._clean(
-                catalogue, [s.journal_path for s in specs if s.journal_path in self.journals]
-            )
-        finally:
-            catalogue.close()
-
     def _cleanup(self, target: Target) -> dict[str, Any]:
-        """Remove whatever is still journaled and count what is left under the run tag."""
-        try:
-            catalogue = connect(target.client, "zeep")
-        except Sv7Error as exc:
-            return {"deleted": 0, "already_gone": 0, "left": None, "error": str(exc)}
-        try:
-            catalogue.login(target.credentials.authenticator, target.credentials.as_login())
-            self._clean(catalogue, list(self.journals))
-            deleted, gone = self.cleaned
-            query = Query("Facility").where({"name": Condition("LIKE", self.tag.name + "%")})
-            (left,) = catalogue.search(query.count())
-            return {"deleted": deleted, "already_gone": gone, "left": int(left)}
-        except (IcatError, TransportFailure) as exc:
-            return {"deleted": 0, "already_gone": 0, "left": None, "error": str(exc)}
-        finally:
-            catalogue.close()
+        """Remove whatever is still journaled; the result file's ``cleanup`` section."""
+        section = self.journal.finish(target)
+        if section.get("foreign"):
+            self.summary.append(
+                f"{len(section['foreign'])} journaled object(s) no longer belong to this run on "
+                "the catalogue; left alone: " + ", ".join(section["foreign"][:5])
+            )
+        if section.get("journal"):
+            self.summary.append(
+                f"not everything could be cleaned up; journal kept: {section['journal']} "
+                f"(sv7 cleanup {section['journal']} finishes the job)"
+            )
+        return section

@@ -4,9 +4,12 @@ Processes, not threads, because the GIL would otherwise put one client's decodin
 latency. Each worker connects and logs in, prepares what its workload needs (untimed), waits at
 the barrier with the others, runs the workload, and streams its timing records to the parent —
 the one owner that aggregates and writes — in chunks while it runs, then a final outcome.
-Everything a worker creates goes to its own journal file under the run's tag, so the parent can
-clean up after any worker, also one that died. Ctrl-C reaches the workers too: each stops, sends
-what it has, and leaves the cleanup to the parent.
+Everything a worker creates hangs below a Facility of its own, named after the run's tag, and goes
+to the journal file it is given (the run's journal, shared with the other workers), so the parent
+can clean up after any worker, also one that died. Ctrl-C, SIGTERM and SIGHUP reach the workers
+too: each stops, sends what it has, and leaves the cleanup to the parent. A worker never outlives
+its parent (:func:`~igestbench.run.stopping.die_with_parent`): a runner killed with kill -9 takes
+its workers with it within a fraction of a second.
 
 A worker's client is wrapped in an :class:`~igestbench.run.outage.OutageGuard`, which sends
 outages to the parent as they start and end and, before the next call, waits for the target
@@ -41,6 +44,7 @@ from igestbench.icat.query import Condition, Query
 from igestbench.icat.schema import get_profile
 from igestbench.measure.timing import Recorder, TimingRecord
 from igestbench.run.outage import DEFAULT_WAIT_S, Outage, guard
+from igestbench.run.stopping import die_with_parent, worker_signals
 from igestbench.workloads import (
     Journal,
     RunTag,
@@ -136,6 +140,10 @@ def worker_main(
     """The body of one worker process."""
     redaction.install(spec.log_level)
     redaction.remember(spec.credentials.password)
+    parent = multiprocessing.parent_process()
+    if parent is not None and parent.pid is not None:
+        die_with_parent(parent.pid)
+    worker_signals()
     recorder = Recorder()
     stop = threading.Event()
 
@@ -273,8 +281,8 @@ def run_workers(
         _collect(run, out, len(specs), on_records, on_outage, time.monotonic() + deadline_s)
     except KeyboardInterrupt:
         run.interrupted = True
-        # A Ctrl-C on a terminal reaches the workers too, a SIGINT sent to this process alone
-        # does not: pass it on, then give them a moment to send what they have.
+        # A Ctrl-C on a terminal reaches the workers too, a signal sent to this process alone
+        # (kill, timeout) does not: pass it on, then give them a moment to send what they have.
         for p in processes:
             if p.is_alive() and p.pid is not None:
                 with contextlib.suppress(OSError):
@@ -284,7 +292,10 @@ def run_workers(
         for p in processes:
             p.join(timeout=10)
             if p.is_alive():
-                p.terminate()
+                p.terminate()  # a worker stops on SIGTERM as on Ctrl-C …
+                p.join(timeout=5)
+            if p.is_alive():
+                p.kill()  # … or, stuck, is killed: what it created is journaled
                 p.join()
         out.close()
         out.join_thread()

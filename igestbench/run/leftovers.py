@@ -1,0 +1,146 @@
+"""``sv7 cleanup``: finish the cleanup of runs that were stopped hard (kill -9, power cut).
+
+A run's journal sits beside its result file (``reports/<name>.journal.jsonl``) and says which
+catalogue it belongs to. ``sv7 cleanup reports/`` finds the journals in a directory itself
+(``sv7 cleanup FILE.journal.jsonl`` takes one); the target comes from the journal, and a
+``--target`` that names another catalogue is refused, as is a server whose API version is not
+the one the run saw — before anything is deleted. Then only what the server proves to be the
+run's is deleted (:func:`igestbench.workloads.ownership.cleanup`); a journal is removed once its
+cleanup is complete and kept, with a message, when anything was left.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from igestbench.client import Catalogue, ClientConfig, connect
+from igestbench.errors import Sv7Error, UsageError
+from igestbench.icat.credentials import Credentials
+from igestbench.icat.endpoint import endpoint_of
+from igestbench.workloads import Journal, cleanup
+from igestbench.workloads.journal import JOURNAL_SUFFIX, JournalLock
+from igestbench.workloads.ownership import count_left
+
+
+class ForeignJournal(Sv7Error):
+    """A journal applied to a catalogue it was not written against: nothing was deleted."""
+
+
+def find_journals(paths: Sequence[Path]) -> list[Path]:
+    """The journal files ``paths`` name: files as given, directories searched (not below)."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found += sorted(p for p in path.glob("*" + JOURNAL_SUFFIX) if p.is_file())
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise UsageError(f"{path}: no such journal file or directory")
+    return list(dict.fromkeys(found))
+
+
+@dataclass
+class Outcome:
+    """What ``sv7 cleanup`` did with one journal: lines to print, and whether it is done."""
+
+    path: Path
+    lines: list[str] = field(default_factory=list)
+    complete: bool = False
+
+
+def _url(journal: Journal, path: Path, target: str | None) -> str:
+    """The catalogue to clean up at: the journal's own, checked against ``--target``."""
+    known = journal.catalogue
+    if known is None:
+        if target is None:
+            raise UsageError(f"{path}: this journal (igestbench 0.1.0) does not say which "
+                             "catalogue it belongs to; give it with --target")  # fmt: skip
+        return target
+    if target is not None and endpoint_of(target).service_url != known.url:
+        raise ForeignJournal(
+            f"{path} belongs to the catalogue at {known.describe()}, not to "
+            f"{endpoint_of(target).service_url}: nothing deleted (leave out --target to clean "
+            f"up at {known.url})"
+        )
+    return known.url
+
+
+def _check_server(journal: Journal, path: Path, catalogue: Catalogue) -> None:
+    known = journal.catalogue
+    if known is not None and catalogue.version() != known.api_version:
+        raise ForeignJournal(
+            f"{path} was written against ICAT {known.api_version} at {known.url}; the server "
+            f"there now says ICAT {catalogue.version()}: not the same catalogue, nothing deleted"
+        )
+
+
+def clean_one(
+    path: Path,
+    target: str | None,
+    client: Callable[[str], tuple[ClientConfig, Credentials]],
+) -> Outcome:
+    """Clean up after one journal; ``client(url)`` says how to reach and log in at ``url``."""
+    with JournalLock(path):
+        return _clean_locked(path, target, client)
+
+
+def _clean_locked(
+    path: Path,
+    target: str | None,
+    client: Callable[[str], tuple[ClientConfig, Credentials]],
+) -> Outcome:
+    outcome = Outcome(path)
+    journal = Journal.load(path)
+    if journal.catalogue is not None and journal.catalogue.local and target is None:
+        path.unlink()
+        outcome.lines.append(
+            f"{path}: the run used its built-in catalogue, which stopped with it; nothing left "
+            "to clean up, journal removed"
+        )
+        outcome.complete = True
+        return outcome
+    url = _url(journal, path, target)
+    config, credentials = client(url)
+    catalogue = connect(config)
+    try:
+        _check_server(journal, path, catalogue)
+        catalogue.login(credentials.authenticator, credentials.as_login())
+        report = cleanup(catalogue, journal)
+        left = count_left(catalogue, journal.facilities)
+        catalogue.logout()
+    finally:
+        catalogue.close()
+    lost = f" ({report.by_name} found by the run's Facility name)" if report.by_name else ""
+    outcome.lines.append(f"{path}: deleted {report.deleted} objects at {url}{lost}, "
+                         f"{report.already_gone} were gone already")  # fmt: skip
+    if report.foreign:
+        outcome.lines.append(
+            f"{path}: {len(report.foreign)} journaled object(s) exist but no longer belong to "
+            f"the run (not below its Facility); left alone: {report.describe_foreign()}"
+        )
+    if left:
+        outcome.lines.append(f"{path}: {left} of the run's Facilities are still there")
+    if report.foreign or left:
+        outcome.lines.append(f"{path}: journal kept (not everything was cleaned up)")
+        return outcome
+    path.unlink()
+    outcome.lines.append(f"{path}: cleanup complete, journal removed")
+    outcome.complete = True
+    return outcome
+
+
+def clean_all(
+    paths: Sequence[Path],
+    target: str | None,
+    client: Callable[[str], tuple[ClientConfig, Credentials]],
+) -> Iterator[Outcome]:
+    """:func:`clean_one` for each journal ``paths`` name; a refusal or failure of one journal
+    is its outcome (with the reason), the others still go."""
+    for path in find_journals(paths):
+        try:
+            yield clean_one(path, target, client)
+        except Sv7Error as exc:
+            message = str(exc)
+            yield Outcome(path, [message if str(path) in message else f"{path}: {message}"])
