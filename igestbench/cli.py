@@ -3,19 +3,57 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import getpass
 import logging
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from igestbench import __version__, redaction
 from igestbench.errors import Sv7Error, UsageError
-from igestbench.run.options import RUN_OPTIONS, typed
+from igestbench.options import RUN_OPTIONS, OptionError, number, whole
 
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+
+
+def _usage_error(prog: str, message: str) -> NoReturn:
+    """One line naming the problem and exit 2 (no usage dump); ``sv7 check`` answers as a
+    monitoring probe: UNKNOWN (3) on standard output, since 2 would read as CRITICAL."""
+    if prog == "sv7 check":
+        from igestbench.verify.check import UNKNOWN
+
+        print(f"ICAT UNKNOWN - {message}", flush=True)
+        sys.exit(UNKNOWN)
+    print(f"{prog}: {message} (see {prog} --help)", file=sys.stderr)
+    sys.exit(EXIT_USAGE)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with sv7's usage errors (:func:`_usage_error`)."""
+
+    def error(self, message: str) -> NoReturn:
+        _usage_error(self.prog, message)
+
+
+def _typed(parse: Callable[[object], object]) -> Callable[[str], object]:
+    """An argparse ``type`` from a parser of igestbench.options (its message, one line)."""
+
+    def convert(value: str) -> object:
+        try:
+            return parse(value)
+        except OptionError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return convert
+
+
+def _interactive_prompt() -> Callable[[str], str] | None:
+    """getpass at a terminal; elsewhere (cron, CI, a pipe) nothing is asked."""
+    return getpass.getpass if sys.stdin.isatty() else None
 
 
 def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,7 +66,9 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="Start the local ICAT catalogue and print its WSDL URL. Ctrl-C stops it.",
     )
     p.add_argument("--host", default="127.0.0.1", help="loopback address (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=0, help="port; 0 picks a free one (default)")
+    p.add_argument(
+        "--port", type=_typed(whole(0, 65535)), default=0, help="port; 0 picks a free one (default)"
+    )
     p.add_argument(
         "--db", default=":memory:", help="SQLite file (kept across restarts) or :memory: (default)"
     )
@@ -71,11 +111,14 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="serve HTTPS with a generated or given certificate",
     )
     p.add_argument(
-        "--session-minutes", type=float, default=120.0, help="session lifetime (default 120)"
+        "--session-minutes",
+        type=_typed(number(0, above=True)),
+        default=120.0,
+        help="session lifetime (default 120)",
     )
     p.add_argument(
         "--max-entities",
-        type=int,
+        type=_typed(whole(1)),
         default=10_000,
         help="most objects one search may return or one createMany may create (default 10000)",
     )
@@ -95,30 +138,35 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="most XML elements in one request body, checked while parsing (default 250000)",
     )
     g = p.add_argument_group("fault injection (to test clients and the suite itself)")
-    g.add_argument("--latency-ms", type=float, default=0.0, help="added to every SOAP answer")
+    g.add_argument(
+        "--latency-ms",
+        type=_typed(number(0, above=False)),
+        default=0.0,
+        help="added to every SOAP answer",
+    )
     g.add_argument(
         "--stall-every",
-        type=int,
+        type=_typed(whole(0)),
         default=0,
         metavar="N",
         help="every Nth SOAP request stalls for --stall-seconds",
     )
-    g.add_argument("--stall-seconds", type=float, default=0.0)
+    g.add_argument("--stall-seconds", type=_typed(number(0, above=False)), default=0.0)
     g.add_argument(
         "--error-rate",
-        type=float,
+        type=_typed(number(0, above=False)),
         default=0.0,
         metavar="P",
         help="fraction of requests answered with an INTERNAL fault",
     )
     g.add_argument(
         "--drop-rate",
-        type=float,
+        type=_typed(number(0, above=False)),
         default=0.0,
         metavar="P",
         help="fraction of requests whose connection is closed without an answer",
     )
-    g.add_argument("--seed", type=int, default=0, help="seed of the injected faults")
+    g.add_argument("--seed", type=_typed(whole(0)), default=0, help="seed of the injected faults")
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -204,52 +252,53 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "run",
         help="run the service checks and benchmarks against one catalogue, write a result file",
-        description="Credentials come from sv7.toml [credentials], the environment (SV7_AUTH, "
-        "SV7_USER, SV7_PASSWORD) or a prompt, never from the command line. Without --target "
-        "the built-in catalogue is started and used.",
+        description="The default account comes from the environment (SV7_AUTH, SV7_USER, "
+        "SV7_PASSWORD), sv7.toml [credentials] or a prompt at a terminal, never from the command "
+        "line; --account adds role accounts for the checks. Without --target the built-in "
+        "catalogue is started and used. Every option (also from SV7_<OPTION> and sv7.toml [run]) "
+        "is checked before anything starts.",
         epilog="exit status: 0 ok, 1 error, 2 usage, 3 a --fail-on threshold failed, 4 target "
         "unreachable (DNS, refused, timeout), 5 TLS failed (a certificate not trusted: "
-        "--ca-file or --insecure; or https:// to a plain-HTTP port: http://), 130 interrupted",
+        "--ca-file or --insecure; or https:// to a plain-HTTP port: http://), 6 a service check "
+        "failed or ended in an error (before 3 when both), 130/143/129 interrupted by "
+        "SIGINT/SIGTERM/SIGHUP",
     )
     p.add_argument("--config", type=Path, help="sv7.toml to read (default ./sv7.toml if present)")
-    for flag, dest, parse, text in RUN_OPTIONS:
-        p.add_argument(flag, dest=dest, type=typed(flag, parse), help=text)
-    p.add_argument(
-        "--insecure",
-        dest="insecure",
-        action="store_const",
-        const=True,
-        help="do not verify the target's certificate (said once on stderr and in the file)",
-    )
-    p.add_argument(
-        "--gzip",
-        dest="gzip",
-        action="store_const",
-        const=True,
-        help="write the result file gzip-compressed",
-    )
+    for option in RUN_OPTIONS:
+        if option.switch:
+            p.add_argument(option.flag, dest=option.field, action="store_const", const=True,
+                           help=option.help)
+        else:
+            p.add_argument(option.flag, dest=option.field, help=option.help)
     from igestbench.verify.options import OPTIONS
 
     # the service checks' own options (accounts, reference queries …), defined once over there
     checks = p.add_argument_group("service checks (part verify)")
-    own = {flag for flag, *_ in RUN_OPTIONS} | {"--insecure", "--flavour", "--debug"}
-    for option in OPTIONS:
-        if option.flags[0] not in own:
-            checks.add_argument(*option.flags, **dict(option.kwargs))
+    own = {o.flag for o in RUN_OPTIONS} | {"--flavour", "--debug", "--config"}
+    for check in OPTIONS:
+        if check.flags[0] not in own:
+            checks.add_argument(*check.flags, **dict(check.kwargs))
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from igestbench.config import load_run_config
+    from igestbench.icat.credentials import Logins
     from igestbench.run.progress import Progress
     from igestbench.run.runner import Runner
     from igestbench.verify.options import options_from
 
-    cli = {dest: getattr(args, dest) for _, dest, _, _ in RUN_OPTIONS}
-    cli["insecure"] = args.insecure
-    cli["gzip"] = args.gzip
-    # passwords of further accounts (SV7_PASSWORD_<ROLE>) are read where the command starts
-    cli["verify"] = options_from({**vars(args), "target": None}, os.environ)
-    config = load_run_config(cli, config_file=args.config)
+    # the checks' own options first (files, parts), then the run's and the accounts: all
+    # checked before the password prompt and before anything starts
+    verify = options_from({**vars(args), "target": None}, Logins())
+    config = load_run_config(
+        {o.field: getattr(args, o.field) for o in RUN_OPTIONS},
+        config_file=args.config,
+        prompt=_interactive_prompt(),
+        accounts=args.account,
+        credentials_file=args.credentials,
+    )
+    verify = dataclasses.replace(verify, accounts=config.accounts)
+    config = dataclasses.replace(config, verify=verify)
     outcome = Runner(config, Progress()).run()
     for line in outcome.summary:
         print(f"sv7 run: {line}", file=sys.stderr)
@@ -303,6 +352,7 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
             config = load_run_config(
                 {"target": url, "ca_file": args.ca_file, "insecure": args.insecure},
                 config_file=args.config,
+                prompt=_interactive_prompt(),
             )
             assert config.credentials is not None and config.target is not None
             logins[url] = (
@@ -327,7 +377,9 @@ def _add_check(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "check",
         help="probe one catalogue for monitoring: Nagios exit code and one status line",
         description="Runs the connectivity, TLS, SOAP and session checks; exit 0 OK, "
-        "1 WARNING, 2 CRITICAL, 3 UNKNOWN; passwords from SV7_PASSWORD_<ROLE> or --credentials.",
+        "1 WARNING, 2 CRITICAL, 3 UNKNOWN. Logs in with the default account (SV7_AUTH, "
+        "SV7_USER, SV7_PASSWORD or sv7.toml [credentials]) and any --account ROLE=MECH/NAME "
+        "(password from SV7_PASSWORD_<ROLE> or --credentials).",
     )
     add_check_arguments(p)
 
@@ -339,6 +391,12 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 # --- sv7 merge and sv7 report ------------------------------------------------------------
+
+
+def _output_file(path: Path) -> None:
+    """A file to write must not be a directory (found before reading anything)."""
+    if path.is_dir():
+        raise UsageError(f"-o {path}: is a directory; name the file to write")
 
 
 def _add_merge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -389,6 +447,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from igestbench.results.loader import MAX_DOCUMENT_BYTES
     from igestbench.results.merge import merge, result_paths
 
+    _output_file(args.output)
     campaign = load_campaign_config(args.campaign) if args.campaign else None
     paths, unmatched = result_paths(args.files)
     for line in unmatched:
@@ -434,6 +493,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     from igestbench.report import build_report, render_html, render_markdown, write_csv
     from igestbench.results.campaign import load_campaign
 
+    _output_file(args.output)
+    if args.csv is not None and args.csv.exists() and not args.csv.is_dir():
+        raise UsageError(f"--csv {args.csv}: exists and is not a directory")
     previous = load_campaign(args.previous) if args.previous else None
     report = build_report(load_campaign(args.campaign), previous)
     written = [args.output]
@@ -466,14 +528,16 @@ COMMANDS: dict[
 
 
 def create_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="sv7",
         description="igestbench: service verification and ingestion benchmarks for ICAT "
         "metadata catalogues",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub: argparse._SubParsersAction[argparse.ArgumentParser] = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=_Parser
+    )
     for add, _ in COMMANDS.values():
         add(sub)
     return parser
@@ -481,7 +545,10 @@ def create_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = create_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # reported by the subcommand, which the user was talking to
+        prog = f"sv7 {args.command}" if args.command else "sv7"
+        _usage_error(prog, f"unrecognized arguments: {' '.join(extra)}")
     # every logger (ours, zeep, suds, urllib3 …) through one redaction: --debug shows envelopes
     redaction.install(logging.DEBUG if args.debug else logging.WARNING)
     if args.command is None:

@@ -1,25 +1,43 @@
 """Typed configuration objects (frozen dataclasses) and the one place that reads ``os.environ``.
 
 ``ServeConfig`` starts the local catalogue; ``RunConfig`` is everything one ``sv7 run`` needs.
-Precedence everywhere: command line > ``SV7_*`` environment > ``sv7.toml`` > defaults.
-Credentials come from the configuration file, the environment (``SV7_AUTH``, ``SV7_USER``,
-``SV7_PASSWORD``) or a prompt — never from the command line — and live only in memory: their
-``repr`` hides the password and :meth:`RunConfig.public` leaves them out of result files.
+Precedence everywhere: command line > ``SV7_*`` environment > ``sv7.toml`` > defaults; every
+value is parsed by its option's one parser (:mod:`igestbench.options`) before anything
+starts, and a bad one names its source.
+
+Credentials are resolved here for every command (:func:`load_run_config` for ``sv7 run`` and
+``sv7 cleanup``, :func:`load_logins` for ``sv7 check`` and ``pytest sv_tests``): the default
+account from the environment (``SV7_AUTH``, ``SV7_USER``, ``SV7_PASSWORD``), the
+``[credentials]`` table of sv7.toml (or a ``--credentials`` file) or a prompt, and role accounts
+on top (``--account ROLE=MECH/NAME`` + ``SV7_PASSWORD_<ROLE>``, or ``[credentials.ROLE]``).
+Never from the command line; they live only in memory: their ``repr`` hides the password and
+:meth:`RunConfig.public` leaves them out of result files.
 """
 
 from __future__ import annotations
 
-import getpass
+import dataclasses
 import ipaddress
+import math
 import os
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from igestbench import options as run_options
 from igestbench.errors import UsageError
-from igestbench.icat.credentials import Credentials
+from igestbench.icat.credentials import (
+    AUTH_VARIABLE,
+    PASSWORD_VARIABLE,
+    USER_VARIABLE,
+    Credentials,
+    Logins,
+    RoleAccount,
+    role_password_variable,
+    split_account,
+)
 from igestbench.icat.schema import PROFILE_NAMES
 from igestbench.mock.auth import DEFAULT_ACCOUNTS, DEFAULT_FRIENDLY_NAMES, Account
 
@@ -43,6 +61,9 @@ class FaultKnobs:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        for name in ("latency_ms", "stall_seconds", "error_rate", "drop_rate"):
+            if not math.isfinite(getattr(self, name)):
+                raise UsageError(f"{name.replace('_', '-')} must be a finite number")
         for name in ("error_rate", "drop_rate"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -99,8 +120,14 @@ class ServeConfig:
             raise UsageError(f"--profile {self.profile}: choose one of {', '.join(PROFILE_NAMES)}")
         if not self.accounts:
             raise UsageError("the local catalogue needs at least one account")
-        if self.lifetime_minutes <= 0 or self.max_entities <= 0 or self.max_body_bytes <= 0:
-            raise UsageError("session lifetime, max entities and max body size must be positive")
+        if not math.isfinite(self.lifetime_minutes) or self.lifetime_minutes <= 0:
+            raise UsageError(f"--session-minutes {self.lifetime_minutes}: must be positive")
+        if self.max_entities <= 0 or self.max_body_bytes <= 0:
+            raise UsageError("max entities and max body size must be positive")
+        if self.db != ":memory:":
+            folder = Path(self.db).expanduser().resolve().parent
+            if Path(self.db).is_dir() or not folder.is_dir():
+                raise UsageError(f"--db {self.db}: not a file in an existing directory")
         if not self.query_timeout_s > 0:
             raise UsageError(f"--query-timeout {self.query_timeout_s:g}: must be positive")
         if self.max_elements <= 0:
@@ -118,8 +145,8 @@ def is_loopback(host: str) -> bool:
 
 # --- sv7 run ----------------------------------------------------------------------------
 
-PARTS = ("verify", "full-cycle", "single-query", "burst", "multi-query", "sweep")
-FLAVOUR_NAMES = ("zeep", "python-icat", "lean")
+PARTS = run_options.PARTS
+FLAVOUR_NAMES = run_options.FLAVOUR_NAMES
 
 
 @dataclass(frozen=True)
@@ -155,39 +182,39 @@ class RunConfig:
     ca_file: Path | None = None
     insecure: bool = False
     timeout: float = 30.0
-    #: None: ask at the prompt (or the local catalogue's ingest account without a target).
+    #: The default account. None: ask at the prompt (or the local catalogue's ingest account
+    #: without a target).
     credentials: Credentials | None = field(default=None, repr=False)
+    #: The role accounts given on top (--account ROLE=MECH/NAME, [credentials.ROLE]).
+    accounts: tuple[RoleAccount, ...] = field(default=(), repr=False)
     #: The service checks' own options (a igestbench.verify.VerifyOptions; accounts, queries).
     verify: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        bad = [p for p in self.parts if p not in PARTS]
-        if bad:
-            raise UsageError(f"--parts: unknown {', '.join(bad)}; choose from {', '.join(PARTS)}")
-        bad = [f for f in self.flavours if f not in FLAVOUR_NAMES]
-        if bad:
-            raise UsageError(
-                f"--flavour: unknown {', '.join(bad)}; choose from {', '.join(FLAVOUR_NAMES)}"
-            )
-        if not self.concurrency or any(c < 1 or c > 256 for c in self.concurrency):
-            raise UsageError("--concurrency: levels are whole numbers from 1 to 256")
-        for name in ("cycles", "files", "queries", "batch_size", "page_size", "repeat"):
-            if getattr(self, name) < 1:
-                raise UsageError(f"--{name.replace('_', '-')} must be at least 1")
-        if self.max_rate <= 0 or self.duration <= 0 or self.slo_ms <= 0 or self.timeout <= 0:
-            raise UsageError("--max-rate, --duration, --slo-ms and --timeout must be positive")
-        if self.outage_wait < 0:
-            raise UsageError("--outage-wait must not be negative")
+        # values from load_run_config are checked already, naming their source; this catches
+        # a RunConfig built in Python with a bad value
+        for option in run_options.RUN_OPTIONS:
+            value = getattr(self, option.field)
+            if value is not None and not isinstance(value, bool | Path):
+                shown = ",".join(map(str, value)) if isinstance(value, tuple) else value
+                option.convert(shown if option.field != "fail_on" else list(value), option.flag)
         if self.insecure and self.ca_file is not None:
             raise UsageError("--insecure and --ca-file contradict each other: choose one")
-        if not self.site.strip():
-            raise UsageError("--site must not be empty")
+        from igestbench.run.thresholds import parse_threshold
+
+        for text in self.fail_on:
+            workload = parse_threshold(text).workload
+            if workload not in self.parts:
+                raise UsageError(
+                    f"--fail-on {text!r}: the run does not measure {workload} "
+                    f"(--parts {','.join(self.parts)})"
+                )
 
     def public(self) -> dict[str, Any]:
         """The options as a result file records them: no credentials, paths as text."""
         out: dict[str, Any] = {}
         for f in fields(self):
-            if f.name in ("credentials", "verify"):
+            if f.name in ("credentials", "accounts", "verify"):
                 continue
             value = getattr(self, f.name)
             if isinstance(value, Path):
@@ -202,83 +229,66 @@ class RunConfig:
         return out
 
 
-# --- sources ------------------------------------------------------------------------------
-
-_LISTS = {"flavours", "parts", "concurrency", "fail_on"}
-
-
-def _convert(name: str, value: Any, source: str) -> Any:
-    """A value from a file or the environment, as the RunConfig field ``name`` wants it."""
-    try:
-        if name in _LISTS:
-            items = value.split(",") if isinstance(value, str) else list(value)
-            items = [str(i).strip() for i in items if str(i).strip()]
-            return tuple(int(i) for i in items) if name == "concurrency" else tuple(items)
-        if name == "mix":
-            return (
-                parse_mix(value)
-                if isinstance(value, str)
-                else {str(k): int(v) for k, v in value.items()}
-            )
-        default = getattr(RunConfig(), name)
-        if isinstance(default, bool):
-            if isinstance(value, bool):
-                return value
-            return str(value).strip().lower() in ("1", "true", "yes", "on")
-        if isinstance(default, int):
-            return int(value)
-        if isinstance(default, float):
-            return float(value)
-        if name in ("out", "ca_file"):
-            return Path(str(value)).expanduser()
-        return str(value)
-    except (TypeError, ValueError):
-        raise UsageError(f"{source}: {name} = {value!r} is not a valid value") from None
-
-
 def parse_mix(text: str) -> dict[str, int]:
     """``search=21,get=8,create=1`` → {"search": 21, "get": 8, "create": 1}."""
-    mix: dict[str, int] = {}
-    for part in text.split(","):
-        name, _, weight = part.partition("=")
-        try:
-            mix[name.strip()] = int(weight) if weight else 1
-        except ValueError:
-            raise UsageError(f"--mix: {part!r} is not NAME=WEIGHT") from None
-    if not mix or any(w < 0 for w in mix.values()) or not any(mix.values()):
-        raise UsageError("--mix needs at least one operation with a positive weight")
+    mix: dict[str, int] = run_options.BY_FIELD["mix"].convert(text, "--mix")
     return mix
 
 
-def _from_file(path: Path | None) -> tuple[dict[str, Any], dict[str, str]]:
-    """The [run] options and [credentials] table of an sv7.toml (if there is one)."""
-    if path is None:
-        default = Path("sv7.toml")
-        if not default.is_file():
-            return {}, {}
-        path = default
+# --- sources ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _File:
+    """sv7.toml, read once: its [run] table and its [credentials] table."""
+
+    path: Path | None = None
+    run: Mapping[str, Any] = field(default_factory=dict)
+    credentials: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _read_toml(path: Path, what: str) -> dict[str, Any]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise UsageError(f"{path}: cannot read the configuration ({exc.strerror})") from None
+        raise UsageError(f"{path}: cannot read the {what} ({exc.strerror})") from None
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: not valid TOML ({exc})") from None
-    run = data.get("run", {})
-    known = {f.name for f in fields(RunConfig)} - {"credentials", "verify"}
-    unknown = sorted(set(run) - known)
-    if unknown:
-        raise UsageError(f"{path}: unknown option(s) in [run]: {', '.join(unknown)}")
-    options = {k.replace("-", "_"): _convert(k, v, str(path)) for k, v in run.items()}
-    credentials = {str(k): str(v) for k, v in data.get("credentials", {}).items()}
-    return options, credentials
 
 
-def _from_environment(environ: Mapping[str, str]) -> dict[str, Any]:
+def _config_file(path: Path | None) -> _File:
+    """sv7.toml: ``path``, else ./sv7.toml if there is one."""
+    if path is None:
+        if not Path("sv7.toml").is_file():
+            return _File()
+        path = Path("sv7.toml")
+    data = _read_toml(path, "configuration")
+    run, credentials = data.get("run", {}), data.get("credentials", {})
+    for name, table in (("run", run), ("credentials", credentials)):
+        if not isinstance(table, dict):
+            raise UsageError(f"{path}: [{name}] must be a table")
+    return _File(path, run, credentials)
+
+
+def _run_options(
+    cli: Mapping[str, Any], file: _File, environ: Mapping[str, str]
+) -> dict[str, Any]:
+    """Every option parsed and checked, naming its source when bad (file < environment < CLI)."""
     options: dict[str, Any] = {}
-    for f in fields(RunConfig):
-        key = "SV7_" + f.name.upper()
-        if f.name not in ("credentials", "verify") and key in environ:
-            options[f.name] = _convert(f.name, environ[key], f"environment {key}")
+    unknown = sorted(k for k in file.run if run_options.file_key(k) is None)
+    if unknown:
+        raise UsageError(f"{file.path}: unknown option(s) in [run]: {', '.join(unknown)}")
+    for key, value in file.run.items():
+        option = run_options.file_key(key)
+        assert option is not None
+        options[option.field] = option.convert(value, f"{file.path} [run] {key}")
+    for option in run_options.RUN_OPTIONS:
+        if option.variable in environ:
+            options[option.field] = option.convert(environ[option.variable], option.variable)
+    for name, value in cli.items():
+        if value is not None:
+            option = run_options.BY_FIELD[name]
+            options[name] = value if option.switch else option.convert(value, option.flag)
     return options
 
 
@@ -287,32 +297,155 @@ def load_run_config(
     config_file: Path | None = None,
     environ: Mapping[str, str] | None = None,
     prompt: Callable[[str], str] | None = None,
+    accounts: Sequence[str] = (),
+    credentials_file: Path | None = None,
 ) -> RunConfig:
-    """Merge the sources; ask for a password only if a target needs one and none was given."""
+    """Merge the sources; ask for a password only if a target needs one and none was given.
+
+    ``cli`` holds the command line's values by RunConfig field (None: not given); ``accounts``
+    and ``credentials_file`` are ``--account`` and ``--credentials``; ``prompt`` asks for a
+    missing password (None: never ask, the message says what to set).
+    """
     env = os.environ if environ is None else environ
-    file_options, file_credentials = _from_file(config_file)
-    merged: dict[str, Any] = {**file_options, **_from_environment(env)}
-    merged.update({k: v for k, v in cli.items() if v is not None})
-    config = RunConfig(**merged)
-    auth = env.get("SV7_AUTH") or file_credentials.get("auth")
-    user = env.get("SV7_USER") or file_credentials.get("username")
-    password = env.get("SV7_PASSWORD") or file_credentials.get("password")
-    if config.target is None and not (user and password):
-        return config  # the local catalogue: its own ingest account is used
+    file = _config_file(config_file)
+    config = RunConfig(**_run_options(cli, file, env))
+    need = "required" if config.target is not None else "local"
+    logins = _logins(file, accounts, credentials_file, env, prompt, need, config.target)
+    return dataclasses.replace(config, credentials=logins.default, accounts=logins.roles)
+
+
+def load_logins(
+    accounts: Sequence[str] = (),
+    credentials_file: Path | None = None,
+    config_file: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    prompt: Callable[[str], str] | None = None,
+) -> Logins:
+    """The default and role accounts of ``sv7 check`` and the service checks (``pytest
+    sv_tests``): the same sources as ``sv7 run``, none of them required."""
+    env = os.environ if environ is None else environ
+    file = _config_file(config_file)
+    return _logins(file, accounts, credentials_file, env, prompt, "optional", None)
+
+
+def _logins(
+    file: _File,
+    specs: Sequence[str],
+    credentials_file: Path | None,
+    environ: Mapping[str, str],
+    prompt: Callable[[str], str] | None,
+    need: str,
+    target: str | None,
+) -> Logins:
+    """Resolve both kinds of account. Tables are searched in order: the ``--credentials``
+    file (a [credentials] table on its own), then sv7.toml's [credentials]."""
+    # (where, table): a role's table is then "where [role]" (sv7.toml: [credentials.role])
+    tables: list[tuple[str, Mapping[str, Any]]] = []
+    if credentials_file is not None:
+        tables.append((str(credentials_file), _read_toml(credentials_file, "credentials file")))
+    if file.path is not None:
+        tables.append((f"{file.path} [credentials]", file.credentials))
+    for where, table in tables:
+        unknown = [k for k, v in table.items()
+                   if not isinstance(v, dict) and k not in ("auth", "username", "password")]
+        if unknown:
+            raise UsageError(f"{where}: unknown key(s) {', '.join(unknown)}: expected auth, "
+                             "username, password and [ROLE] tables (account, password)")
+    default = _default_account(tables, environ, prompt, need, target)
+    return Logins(default, _role_accounts(tables, specs, environ))
+
+
+def _default_account(
+    tables: list[tuple[str, Mapping[str, Any]]],
+    environ: Mapping[str, str],
+    prompt: Callable[[str], str] | None,
+    need: str,
+    target: str | None,
+) -> Credentials | None:
+    """``need``: "required" (a run against a target), "optional" (sv7 check, sv_tests: an
+    account given must be complete) or "local" (a run on the built-in catalogue: a complete
+    account is used, anything less leaves the catalogue's own ingest account)."""
+
+    def first(variable: str, key: str) -> str | None:
+        found = environ.get(variable) or next((str(t[key]) for _, t in tables if key in t), None)
+        return found or None
+
+    auth, user = first(AUTH_VARIABLE, "auth"), first(USER_VARIABLE, "username")
+    password, source = environ.get(PASSWORD_VARIABLE) or None, PASSWORD_VARIABLE
+    if password is None:
+        # a file's password belongs to that file's user: never pair it with another user's name
+        for where, table in tables:
+            if "password" in table and str(table.get("username", user)) == user:
+                password, source = str(table["password"]), where
+                break
+    if need == "local" and not (auth and user and password):
+        return None
+    if need == "optional" and not (auth or user or password):
+        return None
     if not (auth and user):
+        missing = " and ".join(v for v, value in ((AUTH_VARIABLE, auth), (USER_VARIABLE, user))
+                               if not value)
+        what = "credentials needed for --target" if need == "required" else "no default account"
         raise UsageError(
-            "credentials needed for --target: set SV7_AUTH and SV7_USER (and SV7_PASSWORD), "
-            "or [credentials] auth/username/password in sv7.toml"
+            f"{what}: set {missing} (and {PASSWORD_VARIABLE}), or auth, username and password "
+            "in the [credentials] table of sv7.toml"
         )
     if not password:
-        ask = prompt or getpass.getpass
-        password = ask(f"password for {auth}/{user} at {config.target}: ")
-    return RunConfig(**{**asdict_shallow(config), "credentials": Credentials(auth, user, password)})
+        if prompt is None:
+            raise UsageError(
+                f"no password for {auth}/{user}: set {PASSWORD_VARIABLE}, or password in the "
+                "[credentials] table of sv7.toml (only a terminal is asked)"
+            )
+        password = prompt(f"password for {auth}/{user} at {target or 'the target'}: ")
+        source = "the prompt"
+    return Credentials(auth, user, password, source=source)
 
 
-def asdict_shallow(config: RunConfig) -> dict[str, Any]:
-    """Field values without deep copies (asdict would recurse into the credentials)."""
-    return {f.name: getattr(config, f.name) for f in fields(config)}
+def _role_accounts(
+    tables: list[tuple[str, Mapping[str, Any]]],
+    specs: Sequence[str],
+    environ: Mapping[str, str],
+) -> tuple[RoleAccount, ...]:
+    named: dict[str, tuple[str, str]] = {}
+    for where, table in reversed(tables):  # the first table wins
+        for role, entry in table.items():
+            if isinstance(entry, dict) and "account" in entry:
+                named[role] = _split(role, str(entry["account"]), _role_table(where, role))
+    for spec in specs:
+        role, _, account = spec.partition("=")
+        named[role] = _split(role, account, f"--account {spec}")
+    accounts = []
+    for role, (mechanism, name) in named.items():
+        variable = role_password_variable(role)
+        password, source = environ.get(variable), variable
+        if password is None:
+            password, source = next(
+                ((str(t[role]["password"]), _role_table(w, role)) for w, t in tables
+                 if isinstance(t.get(role), dict) and "password" in t[role]),
+                (None, ""),
+            )
+        if password is None:
+            raise UsageError(
+                f"no password for the {role} account {mechanism}/{name}: set {variable} "
+                "or give it in the --credentials file or sv7.toml [credentials.ROLE]"
+            )
+        accounts.append(RoleAccount(mechanism, name, password, role=role, source=source))
+    return tuple(accounts)
+
+
+def _role_table(where: str, role: str) -> str:
+    """``creds.toml [reader]``, or ``sv7.toml [credentials.reader]``."""
+    return where[:-1] + f".{role}]" if where.endswith("[credentials]") else f"{where} [{role}]"
+
+
+def _split(role: str, spec: str, source: str) -> tuple[str, str]:
+    found = split_account(role, spec)
+    if found is None:
+        raise UsageError(
+            f"{source}: expected ROLE=MECHANISM/NAME with a lower-case role, "
+            "e.g. reader=simple/reader (the password never goes on the command line)"
+        )
+    return found
 
 
 # --- sv7 merge: campaign.toml ---------------------------------------------------------------

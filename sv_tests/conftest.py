@@ -63,7 +63,9 @@ def login(catalogue: Catalogue, account: Account) -> None:
         catalogue.login(account.authenticator, account.as_login())
     except IcatSession as exc:
         raise CheckFailed(
-            "auth-refused", f"{account.role} account {account.user_name}: {exc.message}"
+            "auth-refused",
+            f"{account.role} account {account.user_name}: {exc.message}",
+            account.refused_hint(),
         ) from exc
 
 
@@ -89,7 +91,9 @@ def raw_session(config: ClientConfig, account: Account) -> Iterator[tuple[RawSoa
         try:
             sid = soap.login(account.authenticator, account.as_login())
         except IcatSession as exc:
-            raise CheckFailed("auth-refused", f"{account.user_name}: {exc.message}") from exc
+            raise CheckFailed(
+                "auth-refused", f"{account.user_name}: {exc.message}", account.refused_hint()
+            ) from exc
         try:
             yield soap, sid
         finally:
@@ -102,9 +106,10 @@ def need_account(options: VerifyOptions, role: str | None = None) -> Account:
     account = options.read_account if role is None else options.account(role)
     if account is None:
         wanted = role or READ_ROLE
+        default = " (or SV7_AUTH/SV7_USER/SV7_PASSWORD: the default account writes)"
         pytest.skip(
             f"no {wanted} account: pass --account {wanted}=MECH/NAME and set "
-            f"SV7_PASSWORD_{wanted.upper()} (or use --credentials)"
+            f"SV7_PASSWORD_{wanted.upper()}{default if wanted == WRITE_ROLE else ''}"
         )
     return account
 

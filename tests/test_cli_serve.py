@@ -113,12 +113,26 @@ def test_bad_options_get_one_clear_line_and_exit_2(tmp_path: Path) -> None:
         ("serve", "--users", str(tmp_path / "none.toml")): "cannot read the users file",
         ("serve", "--error-rate", "2"): "error-rate must be between 0 and 1",
         ("serve", "--tls", "bogus"): "unknown TLS mode",
+        ("serve", "--port", "abc"): "sv7 serve: argument --port: expected a whole number from 0",
+        ("serve", "--db", str(tmp_path / "no" / "x.db")): "not a file in an existing directory",
+        ("serve", "--stall-seconds", "nan"): "expected a number of at least 0, not nan",
+        ("serve", "--session-minutes", "0"): "expected a number greater than 0, not 0",
+        ("report", str(tmp_path / "gone.json"), "-o", str(tmp_path / "r.html")): "not found",
+        ("report", str(tmp_path / "gone.json"), "-o", str(tmp_path)): "is a directory",
+        ("merge", str(tmp_path), "-o", str(tmp_path)): "is a directory",
         ("serve", "--friendly", "Simple"): "expected MECHANISM=NAME",
     }
     for args, message in cases.items():
         result = run(*args)
         assert result.returncode == 2, (args, result.stderr)
         assert message in result.stderr and "Traceback" not in result.stderr, result.stderr
+
+
+def test_bad_options_of_the_monitoring_probe_are_unknown_not_critical() -> None:
+    for args in (("--bogus",), ("--target",), ("--target", "http://127.0.0.1:9", "--timeout", "x")):
+        result = run("check", *args)
+        assert result.returncode == 3, (args, result.stdout, result.stderr)
+        assert result.stdout.startswith("ICAT UNKNOWN - ") and result.stdout.count("\n") == 1
 
 
 def test_no_command_prints_help() -> None:

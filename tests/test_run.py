@@ -228,13 +228,61 @@ def test_a_refused_account_stops_the_run_with_a_reason(
     assert data["run"]["status"] == "failed"
     assert any("do not match" in note for note in data["notes"])
     assert "auth-refused" in {c["cause"] for c in data["checks"]}
+    # the hints name the variable the run took the password from, not SV7_PASSWORD_<ROLE>
+    hints = {c["hint"] for c in data["checks"] if c["cause"] == "auth-refused"}
+    assert hints == {
+        "check the authenticator, user name and password of simple/ingest "
+        "(the password came from SV7_PASSWORD)"
+    }
+    assert "(the password came from SV7_PASSWORD)" in result.stderr
 
 
-def test_bad_options_are_usage_errors(tmp_path: Path) -> None:
-    result = sv7("run", "--parts", "verify,lunch", "--out", str(tmp_path))
-    assert result.returncode == 2 and "unknown lunch" in result.stderr
-    result = sv7("run", "--concurrency", "two", "--out", str(tmp_path))
-    assert result.returncode == 2 and "--concurrency" in result.stderr
+def test_bad_options_are_usage_errors_before_any_work(tmp_path: Path) -> None:
+    """Each bad value: one line naming the option, exit 2, nothing started, no file written.
+
+    (``--mix foo=1`` used to be noticed by the sweep, minutes into a run; ``--concurrency abc``
+    printed Python's int() message.)"""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens: a run that started would exit 4, not 2
+    target = ["--target", f"http://127.0.0.1:{port}", "--out", str(tmp_path)]
+    cases = {
+        ("--mix", "foo=1"): "sv7 run: --mix: unknown operation 'foo'",
+        ("--concurrency", "abc"): "sv7 run: --concurrency: expected levels from 1 to 256",
+        ("--concurrency", "0"): "sv7 run: --concurrency: expected levels from 1 to 256",
+        ("--queries", "-5"): "sv7 run: --queries: expected a whole number of at least 1, not -5",
+        ("--fail-on", "single-query.p99"): "sv7 run: --fail-on: 'single-query.p99': expected",
+        ("--parts", "verify,lunch"): "sv7 run: --parts: unknown lunch",
+        ("--flavour", "soap"): "sv7 run: --flavour: unknown soap",
+        ("--max-rate", "0"): "sv7 run: --max-rate: expected a number greater than 0, not 0",
+        ("--reference-queries", "/no/such.toml"): "sv7 run: /no/such.toml: cannot read",
+    }
+    for args, message in cases.items():
+        result = sv7("run", *target, *args, env=credentials_env(), timeout=60)
+        assert result.returncode == 2, (args, result.stderr)
+        assert result.stderr.startswith(message), (args, result.stderr)
+        assert result.stderr.count("\n") == 1 and "invalid literal" not in result.stderr
+    env = {**credentials_env(), "SV7_CONCURRENCY": "abc"}
+    result = sv7("run", *target, env=env, timeout=60)
+    assert result.returncode == 2 and result.stderr.startswith("sv7 run: SV7_CONCURRENCY: ")
+    assert not any(tmp_path.iterdir())
+
+
+def test_failed_service_checks_make_the_exit_status_6(
+    catalogue: LocalCatalogue, tmp_path: Path
+) -> None:
+    refs = tmp_path / "refs.toml"
+    refs.write_text('[[query]]\nname = "facilities"\nquery = "SELECT f FROM Facility f"\n'
+                    "count = 12345\n")
+    out = tmp_path / "out"
+    result = sv7("run", "--target", catalogue.service_url, "--parts", "verify",
+                 "--reference-queries", str(refs), "--out", str(out), env=credentials_env())
+    assert result.returncode == 6, result.stderr
+    assert "service check(s) failed or ended in an error" in result.stderr
+    data: dict[str, Any] = result_of(out)
+    assert data["run"]["status"] == "complete"
+    assert "wrong-result" in {c["cause"] for c in data["checks"]}
+    assert "6 a service check failed" in " ".join(sv7("run", "--help").stdout.split())
 
 
 def test_ctrl_c_writes_a_valid_partial_file_and_leaves_nothing(tmp_path: Path) -> None:

@@ -62,8 +62,11 @@ def test_a_target_without_credentials_is_a_usage_error() -> None:
     [
         ({"parts": ("verify", "lunch")}, "unknown lunch"),
         ({"flavours": ("soap-ui",)}, "unknown soap-ui"),
-        ({"concurrency": (0,)}, "whole numbers from 1 to 256"),
-        ({"cycles": 0}, "--cycles must be at least 1"),
+        ({"concurrency": (0,)}, "levels from 1 to 256"),
+        ({"cycles": 0}, "--cycles: expected a whole number of at least 1, not 0"),
+        ({"max_rate": float("inf")}, "--max-rate: expected a number greater than 0"),
+        ({"mix": {"lunch": 1}}, "--mix: unknown operation 'lunch'"),
+        ({"fail_on": ("burst.p99<5ms",), "parts": ("verify",)}, "does not measure burst"),
         ({"insecure": True, "ca_file": Path("ca.pem")}, "contradict"),
     ],
 )
@@ -75,12 +78,14 @@ def test_bad_options(options: dict[str, object], message: str) -> None:
 def test_bad_file_and_environment_values_name_their_source(tmp_path: Path) -> None:
     toml = tmp_path / "sv7.toml"
     toml.write_text("[run]\ncycles = 'many'\n")
-    with pytest.raises(UsageError, match=r"sv7.toml: cycles = 'many' is not a valid value"):
+    with pytest.raises(
+        UsageError, match=r"sv7.toml \[run\] cycles: expected a whole number of at least 1, not 'm"
+    ):
         load_run_config({}, config_file=toml, environ={})
     toml.write_text("[run]\ncolour = 'blue'\n")
     with pytest.raises(UsageError, match=r"unknown option\(s\) in \[run\]: colour"):
         load_run_config({}, config_file=toml, environ={})
-    with pytest.raises(UsageError, match="environment SV7_MAX_RATE"):
+    with pytest.raises(UsageError, match=r"^SV7_MAX_RATE: expected a number greater than 0"):
         load_run_config({}, environ={"SV7_MAX_RATE": "fast"})
     toml.write_text("[run\n")
     with pytest.raises(UsageError, match="not valid TOML"):
@@ -93,3 +98,75 @@ def test_mix() -> None:
         parse_mix("search=often")
     with pytest.raises(UsageError):
         parse_mix("search=0")
+
+
+def _problem(cli: dict[str, object], environ: dict[str, str] | None = None,
+             toml: Path | None = None) -> str:
+    with pytest.raises(UsageError) as caught:
+        load_run_config(cli, config_file=toml, environ=environ or {})
+    message = str(caught.value)
+    assert "\n" not in message and "invalid literal" not in message and "Error" not in message
+    return message
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "wanted"),
+    [
+        ("mix", "foo=1", "--mix: unknown operation 'foo'"),
+        ("mix", "search=often", "--mix: search=often: a weight is a whole number"),
+        ("mix", "search=0", "--mix: needs at least one operation with a positive weight"),
+        ("concurrency", "abc", "--concurrency: expected levels from 1 to 256"),
+        ("concurrency", "0", "--concurrency: expected levels from 1 to 256"),
+        ("concurrency", "1,300", "--concurrency: expected levels from 1 to 256"),
+        ("cycles", "-3", "--cycles: expected a whole number of at least 1, not -3"),
+        ("files", "1.5", "--files: expected a whole number of at least 1, not '1.5'"),
+        ("payload_bytes", "-1", "--payload-bytes: expected a whole number of at least 0"),
+        ("calls_per_connection", "x", "--calls-per-connection: expected a whole number"),
+        ("fail_on", "single-query.p99", "--fail-on: 'single-query.p99': expected WORKLOAD"),
+        ("fail_on", "lunch.p99<5ms", "--fail-on: 'lunch.p99<5ms': unknown workload 'lunch'"),
+        ("fail_on", "sweep.p99<5ms", "the sweep has one figure"),
+        ("fail_on", "burst.p99<1.2.3ms", "'1.2.3' is not a number"),
+        ("parts", "verify,lunch", "--parts: unknown lunch; choose from verify"),
+        ("flavours", "soap-ui", "--flavour: unknown soap-ui; choose from zeep"),
+        ("max_rate", "0", "--max-rate: expected a number greater than 0, not 0"),
+        ("max_rate", "-5", "--max-rate: expected a number greater than 0, not -5"),
+        ("duration", "nan", "--duration: expected a number greater than 0, not nan"),
+        ("warmup", "-1", "--warmup: expected a number of at least 0, not -1"),
+        ("timeout", "soon", "--timeout: expected a number greater than 0, not 'soon'"),
+        ("ca_file", "/no/such/ca.pem", "--ca-file: /no/such/ca.pem: no such file"),
+        ("out", "/etc/hostname", "--out: /etc/hostname exists and is not a directory"),
+        ("target", "ftp://icat.example.org", "--target: 'ftp://icat.example.org': an ICAT URL"),
+        ("target", "icat.example.org:port", "the port is not a number"),
+        ("site", " ", "--site: expected a non-empty text"),
+    ],
+)
+def test_every_command_line_value_is_checked_with_one_line(
+    flag: str, value: str, wanted: str
+) -> None:
+    assert wanted in _problem({flag: value})
+
+
+def test_environment_and_file_values_are_checked_the_same_way_naming_their_source(
+    tmp_path: Path,
+) -> None:
+    problem = _problem({}, {"SV7_CONCURRENCY": "abc"})
+    assert problem.startswith("SV7_CONCURRENCY: expected levels")
+    assert _problem({}, {"SV7_MIX": "foo=1"}).startswith("SV7_MIX: unknown operation 'foo'")
+    assert _problem({}, {"SV7_FLAVOUR": "soap"}).startswith("SV7_FLAVOUR: unknown soap")
+    assert _problem({}, {"SV7_GZIP": "perhaps"}).startswith("SV7_GZIP: expected true or false")
+    toml = tmp_path / "sv7.toml"
+    toml.write_text("[run]\nconcurrency = [1, 0]\n")
+    assert _problem({}, toml=toml) == (
+        f"{toml} [run] concurrency: expected levels from 1 to 256 separated by commas "
+        "(e.g. 1,2,4), not '[1, 0]'"
+    )
+    toml.write_text('[run]\nmax-rate = -1\nmix = { search = 1, lunch = 2 }\n')
+    assert _problem({}, toml=toml).startswith(f"{toml} [run] max-rate: expected a number")
+    toml.write_text('[run]\nmix = { search = 1, lunch = 2 }\n')
+    assert _problem({}, toml=toml).startswith(f"{toml} [run] mix: unknown operation 'lunch'")
+    # the command line wins, so a bad value below it is still reported: nothing bad goes unseen
+    toml.write_text("[run]\ncycles = 2\nmix = 'search=3,get=1'\ngzip = true\n")
+    config = load_run_config({"cycles": "4"}, config_file=toml, environ={"SV7_FLAVOUR": "lean"})
+    assert (config.cycles, dict(config.mix), config.gzip, config.flavours) == (
+        4, {"search": 3, "get": 1}, True, ("lean",)
+    )

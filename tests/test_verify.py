@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from igestbench.client import ClientConfig, connect
-from igestbench.config import FaultKnobs, ServeConfig
+from igestbench.config import FaultKnobs, ServeConfig, load_logins
 from igestbench.errors import UsageError
 from igestbench.icat.beans import Bean
 from igestbench.mock.catalogue import LocalCatalogue
@@ -331,19 +331,40 @@ def test_tls_messages_of_both_openssl_generations(message: str, cause: str) -> N
 def test_passwords_come_from_the_environment_or_the_credentials_file(tmp_path: Path) -> None:
     creds = tmp_path / "credentials.toml"
     creds.write_text('[writer]\naccount = "simple/ingest"\npassword = "from-file"\n')
-    options = options_from(
-        {"target": "https://x", "account": ["reader=simple/reader"], "credentials": creds},
-        {"SV7_PASSWORD_READER": "from-env"},
-    )
+    values = {"target": "https://x", "account": ["reader=simple/reader"], "credentials": creds}
+    logins = load_logins(values["account"], creds, environ={"SV7_PASSWORD_READER": "from-env"})
+    options = options_from(values, logins)
     assert {a.role: a.password for a in options.accounts} == {
         "reader": "from-env",
         "writer": "from-file",
     }
     assert "from-env" not in repr(options) and "from-file" not in repr(options)
     with pytest.raises(UsageError, match="SV7_PASSWORD_READER"):
-        options_from({"account": ["reader=simple/reader"]}, {})
+        load_logins(["reader=simple/reader"], environ={})
     with pytest.raises(UsageError, match="ROLE=MECHANISM/NAME"):
-        options_from({"account": ["reader=simple/reader:secret"]}, {})
+        load_logins(["reader=simple/reader:secret"], environ={})
+
+
+def _check_args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_check_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def test_check_logs_in_with_the_default_account_of_the_environment(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, local_ca: LocalCatalogue
+) -> None:
+    """The README sets SV7_AUTH/SV7_USER/SV7_PASSWORD right above ``sv7 check``: it uses them."""
+    assert local_ca.tls is not None
+    for name, value in (("SV7_AUTH", "simple"), ("SV7_USER", "reader"), ("SV7_PASSWORD", "reader")):
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(local_ca.tls.ca.parent)  # no sv7.toml here
+    args = _check_args("--target", local_ca.service_url, "--ca-file", str(local_ca.tls.ca))
+    assert cmd_check(args) == 0
+    assert capsys.readouterr().out.startswith("ICAT OK - 6.2.0, login ok |")
+    monkeypatch.setenv("SV7_PASSWORD", "wrong")
+    assert cmd_check(args) == 2
+    assert capsys.readouterr().out.startswith("ICAT CRITICAL - auth-refused: ")
 
 
 def test_check_ok_with_perfdata(local_ca: LocalCatalogue) -> None:

@@ -62,7 +62,8 @@ MEANINGS: dict[str, tuple[str, str]] = {
     ),
     "auth-refused": (
         "the catalogue refused the login",
-        "check authenticator, user name and password (SV7_PASSWORD_<ROLE> or --credentials)",
+        "check the authenticator, user name and password (SV7_AUTH/SV7_USER/SV7_PASSWORD, "
+        "SV7_PASSWORD_<ROLE>, sv7.toml [credentials] or --credentials)",
     ),
     "insufficient-privileges": (
         "the account may not do this",

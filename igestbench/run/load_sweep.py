@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from igestbench.client import Catalogue, LeanCatalogue, TransportFailure, connect
 from igestbench.config import RunConfig
-from igestbench.errors import Sv7Error, UsageError
+from igestbench.errors import Sv7Error
 from igestbench.icat.beans import Bean
 from igestbench.icat.query import Condition, Query
 from igestbench.icat.schema import get_profile
@@ -20,6 +20,7 @@ from igestbench.measure.schedule import ClientFactory, OpenLoop, Operation, Reco
 from igestbench.measure.sweep import StepResult, SweepConfig, SweepResult, run_sweep
 from igestbench.measure.timing import Recorder, Timer
 from igestbench.nexus import generate_run
+from igestbench.options import MIX_OPERATIONS
 from igestbench.results import ResultWriter
 from igestbench.run.benchmarks import finite
 from igestbench.run.outage import OutageWatch, describe, poll_until_back
@@ -272,11 +273,8 @@ def sweep(
     finally:
         setup.close()
     ops = _lookups(targets, int(targets[0]["dataset"].id), journal)
-    unknown = sorted(set(config.mix) - set(ops))
-    if unknown:
-        raise UsageError(
-            f"--mix: unknown operation(s) {', '.join(unknown)}; choose from {', '.join(ops)}"
-        )
+    # --mix was checked against MIX_OPERATIONS before the run started; the two must agree
+    assert tuple(ops) == MIX_OPERATIONS, (tuple(ops), MIX_OPERATIONS)
     settings = SweepConfig(
         slo_ms=config.slo_ms,
         max_rate=config.max_rate,

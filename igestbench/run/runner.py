@@ -25,7 +25,7 @@ from igestbench.client.transport import INSECURE_NOTICE
 from igestbench.config import RunConfig, ServeConfig
 from igestbench.errors import Sv7Error
 from igestbench.icat.credentials import Credentials
-from igestbench.icat.faults import IcatInternal
+from igestbench.icat.faults import IcatInternal, IcatSession
 from igestbench.measure.sampler import Sampler
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.nexus import generate_run
@@ -48,8 +48,12 @@ EXIT_UNREACHABLE = 4
 #: The target answers, but TLS failed: a certificate this run does not trust, or https:// to a
 #: port that speaks plain HTTP. Not "unreachable": the fix is --ca-file, --insecure or http://.
 EXIT_TLS = 5
+#: The run completed, but service checks failed or ended in errors (before 3 when both).
+EXIT_CHECKS = 6
 
-LOCAL_ACCOUNT = Credentials("simple", "ingest", "ingest")
+LOCAL_ACCOUNT = Credentials(
+    "simple", "ingest", "ingest", source="the built-in catalogue's ingest account"
+)
 #: NeXus files a worker ingests to prepare the workloads other than the full cycle.
 PREPARATION_FILES = {"single-query": 3, "burst": 1, "multi-query": 1}
 
@@ -101,6 +105,8 @@ class Runner:
         self.summary: list[str] = []
         self.benchmarks: list[dict[str, Any]] = []
         self.sweeps: list[dict[str, Any]] = []
+        #: ids of the service checks that failed or ended in an error
+        self.failed_checks: list[str] = []
 
     def run(self) -> RunOutcome:
         """The whole run; SIGINT, SIGTERM and SIGHUP stop it with cleanup (see stopping.py)."""
@@ -113,6 +119,14 @@ class Runner:
                 self.summary.append(f"threshold failed: {failure}")
             if failures:
                 code = EXIT_THRESHOLDS
+        if code in (EXIT_OK, EXIT_THRESHOLDS) and self.failed_checks:
+            shown, more = self.failed_checks[:3], len(self.failed_checks) - 3
+            self.summary.append(
+                f"{len(self.failed_checks)} service check(s) failed or ended in an error "
+                f"(see checks in the result file): {', '.join(shown)}"
+                + (f" (+{more} more)" if more > 0 else "")
+            )
+            code = EXIT_CHECKS
         return RunOutcome(code, path, self.summary)
 
     def _run(self, stop: StopState) -> tuple[int, Path]:
@@ -152,7 +166,8 @@ class Runner:
                 if "verify" in config.parts:
                     from igestbench.run import service_checks
 
-                    service_checks.verify(config, target, writer, self.progress)
+                    checked = service_checks.verify(config, target, writer, self.progress)
+                    self.failed_checks = [c.id for c in checked.failed]
                 target_section["api_version"] = self._reach(target)
                 writer.set_section("target", target_section)
                 # before anything is created: a kill -9 from here on leaves the journal
@@ -164,8 +179,10 @@ class Runner:
                 status, code = "failed", self._transport_failed(exc, writer)
             except Sv7Error as exc:
                 # e.g. the run's own account refused: the checks (if any) say more
-                writer.append("notes", f"run stopped: {exc}")
-                self.summary.append(f"the run stopped: {exc}")
+                hint = f" ({target.credentials.refused_hint()})" if isinstance(
+                    exc, IcatSession) else ""
+                writer.append("notes", f"run stopped: {exc}{hint}")
+                self.summary.append(f"the run stopped: {exc}{hint}")
                 status, code = "failed", EXIT_ERROR
             except KeyboardInterrupt:  # Stopped by a signal (stopping.py), or Ctrl-C in a part
                 status, code = "interrupted", stop.exit_code

@@ -8,13 +8,21 @@ from typing import TYPE_CHECKING, Any
 from igestbench.config import RunConfig
 from igestbench.results import ResultWriter
 from igestbench.run.progress import Progress
-from igestbench.verify import Account, ReferenceQuery, VerifyOptions, run_verification
+from igestbench.verify import (
+    Account,
+    ReferenceQuery,
+    VerificationResult,
+    VerifyOptions,
+    run_verification,
+)
 
 if TYPE_CHECKING:
     from igestbench.run.runner import Target
 
 #: The local catalogue's ordinary account: the checks prove it can read and cannot write.
-LOCAL_READER = Account("simple", "reader", "reader", role="reader")
+LOCAL_READER = Account(
+    "simple", "reader", "reader", role="reader", source="the built-in catalogue's reader account"
+)
 #: The example data of the built-in catalogue (igestbench.mock.seed), as the reader sees it.
 LOCAL_REFERENCE_QUERIES = (
     ReferenceQuery(
@@ -29,8 +37,8 @@ LOCAL_REFERENCE_QUERIES = (
 
 def verify(
     config: RunConfig, target: Target, writer: ResultWriter, progress: Progress
-) -> str | None:
-    """Run sv_tests against the target; write ``checks`` and ``scores``; the API version."""
+) -> VerificationResult:
+    """Run sv_tests against the target; write ``checks`` and ``scores``; what they found."""
     base = config.verify if isinstance(config.verify, VerifyOptions) else VerifyOptions()
     creds = target.credentials
     accounts = list(base.accounts)
@@ -64,4 +72,4 @@ def verify(
             if o in outcomes
         )
     )
-    return result.api_version
+    return result

@@ -30,6 +30,8 @@ _COMPARE: dict[str, Callable[[float, float], bool]] = {
 }
 _LATENCY = ("mean", "p50", "p90", "p99", "max")
 _TO_MS = {"ms": 1.0, "s": 1000.0, "us": 0.001, None: 1.0}
+#: What a threshold can name: the workloads and the load sweep (the parts that measure).
+WORKLOADS = ("full-cycle", "single-query", "burst", "multi-query", "sweep")
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,18 @@ def parse_threshold(text: str) -> Threshold:
         raise UsageError(
             f"--fail-on {text!r}: expected WORKLOAD[/OP].STAT<VALUE, e.g. 'single-query.p99<50ms'"
         )
-    stat, unit, value = m["stat"], m["unit"], float(m["value"])
+    stat, unit = m["stat"], m["unit"]
+    if m["workload"] not in WORKLOADS:
+        raise UsageError(
+            f"--fail-on {text!r}: unknown workload {m['workload']!r}; "
+            f"choose from {', '.join(WORKLOADS)}"
+        )
+    if m["workload"] == "sweep" and stat != "sustained":
+        raise UsageError(f"--fail-on {text!r}: the sweep has one figure: sweep.sustained>=N/s")
+    try:
+        value = float(m["value"])
+    except ValueError:
+        raise UsageError(f"--fail-on {text!r}: {m['value']!r} is not a number") from None
     if stat in _LATENCY:
         if unit not in _TO_MS:
             raise UsageError(f"--fail-on {text!r}: a latency takes ms, s or us")

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
+import getpass
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -95,9 +96,18 @@ def add_check_arguments(parser: argparse.ArgumentParser) -> None:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """``sv7 check``: print one status line, return the Nagios exit code."""
+    from igestbench.config import load_logins
+
     try:
-        # the SV7_PASSWORD_<ROLE> variables are read here, where the command starts
-        options = options_from(vars(args), os.environ)
+        # the accounts as every sv7 command resolves them: the default one (SV7_AUTH/SV7_USER/
+        # SV7_PASSWORD, sv7.toml [credentials], a prompt at a terminal) and roles on top
+        logins = load_logins(
+            args.account,
+            args.credentials,
+            args.config,
+            prompt=getpass.getpass if sys.stdin.isatty() else None,
+        )
+        options = options_from(vars(args), logins)
     except Sv7Error as exc:
         # not sv7's usage exit status 2: that would read as CRITICAL to a monitoring system
         code, line = UNKNOWN, _line(UNKNOWN, str(exc), {})

@@ -38,12 +38,14 @@ from igestbench.results.causes import CAUSES, explain, one_line, tls_cause
 class CheckFailed(Sv7Error):
     """A check that knows why it failed: ``cause`` is one of :data:`CAUSES`."""
 
-    def __init__(self, cause: str, detail: str) -> None:
+    def __init__(self, cause: str, detail: str, hint: str | None = None) -> None:
         if cause not in CAUSES:
             raise ValueError(f"unknown cause {cause!r}")
         super().__init__(detail)
         self.cause = cause
         self.detail = detail
+        #: A hint that knows more than the cause's usual one (e.g. which variable to fix).
+        self.hint = hint
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,10 @@ def _of_transport(failure: TransportFailure) -> tuple[str, str]:
     return str(failure.cause.value), str(failure)
 
 
+def _check_failed(exc: BaseException) -> CheckFailed | None:
+    return next((link for link in _links(exc) if isinstance(link, CheckFailed)), None)
+
+
 def _cause_of(exc: BaseException) -> tuple[str, str]:
     """(cause, detail) of the most telling link of ``exc``'s chain."""
     chain = list(_links(exc))
@@ -98,6 +104,9 @@ def diagnose(exc: BaseException) -> Diagnosis:
     """The diagnosis of a check that raised ``exc``."""
     cause, detail = _cause_of(exc)
     explanation, hint = explain(cause, detail)
+    found = _check_failed(exc)
+    if found is not None and found.cause == cause and found.hint:
+        hint = found.hint  # e.g. the variable the refused password came from
     return Diagnosis(cause, explanation, hint)
 
 

@@ -4,9 +4,12 @@
 because each is declared once in :data:`OPTIONS` (pytest-benchmark's habit). Whatever parsed
 them, :func:`options_from` turns the values into one frozen :class:`VerifyOptions`.
 
-Passwords never appear on a command line: ``--account ROLE=MECH/NAME`` names an account, its
-password comes from the environment (``SV7_PASSWORD_<ROLE>``, e.g. ``SV7_PASSWORD_READER``) or
-from a TOML file given with ``--credentials``::
+Passwords never appear on a command line. The accounts are those of every sv7 command
+(resolved by :func:`igestbench.config.load_logins`): the default account (``SV7_AUTH``,
+``SV7_USER``, ``SV7_PASSWORD`` or sv7.toml's ``[credentials]``), which the checks use as the
+writer unless one is named, and role accounts: ``--account ROLE=MECH/NAME`` with
+``SV7_PASSWORD_<ROLE>`` (e.g. ``SV7_PASSWORD_READER``), or a table in the ``--credentials`` file
+(or in sv7.toml as ``[credentials.reader]``)::
 
     [reader]
     account = "simple/reader"      # may stand in for --account reader=simple/reader
@@ -19,33 +22,21 @@ deletes a tagged hierarchy; any other role is only logged in and out.
 from __future__ import annotations
 
 import argparse
-import re
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from igestbench.errors import UsageError
-from igestbench.icat.credentials import Credentials
+from igestbench.icat.credentials import READ_ROLE as READ_ROLE
+from igestbench.icat.credentials import WRITE_ROLE as WRITE_ROLE
+from igestbench.icat.credentials import Logins, RoleAccount
+from igestbench.options import OptionError, number
 
 PARTS = ("connectivity", "tls", "soap", "session", "read", "write", "cleanup")
-READ_ROLE, WRITE_ROLE = "reader", "writer"
-PASSWORD_VARIABLE = "SV7_PASSWORD_{role}"
-_ROLE = re.compile(r"^[a-z][a-z0-9_]*$")
-_ACCOUNT = re.compile(r"^(?P<mech>[A-Za-z0-9_.-]+)/(?P<name>[^/:\s]+)$")
-
-
-@dataclass(frozen=True)
-class Account(Credentials):
-    """A login the suite may use, and the role it plays (``reader``, ``writer``)."""
-
-    role: str
-
-    @classmethod
-    def of(cls, role: str, credentials: Credentials) -> Account:
-        return cls(credentials.authenticator, credentials.username, credentials.password,
-                   role=role)
+#: A login the suite may use, and the role it plays (``reader``, ``writer``).
+Account = RoleAccount
 
 
 @dataclass(frozen=True)
@@ -116,7 +107,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         ("--timeout",),
-        {"type": float, "default": 10.0, "metavar": "S", "help": "network timeout (default 10)"},
+        {"default": "10", "metavar": "S", "help": "network timeout (default 10)"},
     ),
     Option(
         ("--account",),
@@ -124,13 +115,27 @@ OPTIONS: tuple[Option, ...] = (
             "action": "append",
             "default": [],
             "metavar": "ROLE=MECH/NAME",
-            "help": "an account (repeatable; roles reader, writer, …); password from "
-            "SV7_PASSWORD_<ROLE> or --credentials",
+            "help": "an account (repeatable; roles reader, writer, …) on top of the default "
+            "one (SV7_AUTH/SV7_USER/SV7_PASSWORD); password from SV7_PASSWORD_<ROLE> or "
+            "--credentials",
         },
     ),
     Option(
         ("--credentials",),
-        {"type": Path, "metavar": "FILE", "help": "TOML file: [ROLE] account=…, password=…"},
+        {
+            "type": Path,
+            "metavar": "FILE",
+            "help": "TOML file: auth/username/password and [ROLE] tables (account, password)",
+        },
+    ),
+    Option(
+        ("--config",),
+        {
+            "type": Path,
+            "metavar": "FILE",
+            "help": "sv7.toml whose [credentials] give the accounts (default ./sv7.toml if there)",
+        },
+        pytest_flags=("--sv7-config",),
     ),
     Option(
         ("--reference-queries",),
@@ -170,7 +175,7 @@ def register(add: _AddOption, for_check: bool = False, pytest: bool = False) -> 
     for option in OPTIONS:
         if pytest:
             flags = option.pytest_flags or option.flags
-        elif option.pytest_flags or (for_check and not option.for_check):
+        elif option.flags == ("--debug",) or (for_check and not option.for_check):
             # sv7 declares --debug globally; a subcommand must not declare it again
             continue
         else:
@@ -188,14 +193,19 @@ def add_arguments(parser: argparse.ArgumentParser, for_check: bool = False) -> N
     register(parser.add_argument_group("service verification").add_argument, for_check)
 
 
-def options_from(values: Mapping[str, Any], environ: Mapping[str, str]) -> VerifyOptions:
+def options_from(values: Mapping[str, Any], logins: Logins) -> VerifyOptions:
     """VerifyOptions from parsed values (by dest; missing ones take their defaults).
 
-    ``environ`` holds the ``SV7_PASSWORD_<ROLE>`` variables; the caller passes it in, so that
-    this module never reads the process environment itself.
+    ``logins`` are the accounts :func:`igestbench.config.load_logins` resolved from the same
+    values (``account``, ``credentials``, ``config``) and the environment: this module never
+    reads the environment itself.
     """
     defaults = VerifyOptions()
     target = values.get("target") or None
+    if target is not None:
+        from igestbench.icat.endpoint import endpoint_of
+
+        endpoint_of(str(target))  # a UsageError naming what is wrong with the URL
     parts = tuple(p.strip() for p in str(values.get("verify_parts") or "").split(",") if p.strip())
     unknown = sorted(set(parts) - set(PARTS))
     if unknown:
@@ -207,9 +217,10 @@ def options_from(values: Mapping[str, Any], environ: Mapping[str, str]) -> Verif
         raise UsageError("--insecure and --ca-file contradict each other: choose one")
     if ca_file is not None and not Path(ca_file).is_file():
         raise UsageError(f"--ca-file {ca_file}: no such file")
-    timeout = float(values.get("timeout") or defaults.timeout)
-    if timeout <= 0:
-        raise UsageError(f"--timeout {timeout}: must be positive")
+    try:
+        timeout = number(0, above=True)(values.get("timeout") or defaults.timeout)
+    except OptionError as exc:
+        raise UsageError(f"--timeout: {exc}") from None
     queries_file = values.get("reference_queries")
     return VerifyOptions(
         target=target,
@@ -217,7 +228,7 @@ def options_from(values: Mapping[str, Any], environ: Mapping[str, str]) -> Verif
         ca_file=Path(ca_file) if ca_file is not None else None,
         insecure=insecure,
         timeout=timeout,
-        accounts=resolve_accounts(values.get("account") or [], values.get("credentials"), environ),
+        accounts=logins.for_checks(),
         reference_queries=load_reference_queries(queries_file) if queries_file else (),
         flavour=str(values.get("flavour") or defaults.flavour),
         parts=parts,
@@ -234,57 +245,16 @@ def _read_toml(path: Path, what: str) -> dict[str, Any]:
         raise UsageError(f"{path}: not valid TOML ({exc})") from None
 
 
-def _split_account(role: str, spec: str, source: str) -> tuple[str, str]:
-    match = _ACCOUNT.match(spec.strip())
-    if not _ROLE.match(role) or not match:
-        raise UsageError(
-            f"{source}: expected ROLE=MECHANISM/NAME with a lower-case role, "
-            "e.g. reader=simple/reader (the password never goes on the command line)"
-        )
-    return match["mech"], match["name"]
-
-
-def resolve_accounts(
-    specs: Sequence[str], credentials_file: Path | None, environ: Mapping[str, str]
-) -> tuple[Account, ...]:
-    """Accounts from ``--account`` specs and the credentials file; each must get a password."""
-    table = _read_toml(credentials_file, "credentials") if credentials_file else {}
-    named: dict[str, tuple[str, str]] = {}
-    for role, entry in table.items():
-        if not isinstance(entry, dict):
-            raise UsageError(f"{credentials_file}: [{role}] must be a table (account, password)")
-        if "account" in entry:
-            named[role] = _split_account(
-                role, str(entry["account"]), f"{credentials_file} [{role}]"
-            )
-    for spec in specs:
-        role, _, account = spec.partition("=")
-        named[role] = _split_account(role, account, f"--account {spec}")
-    accounts = []
-    for role, (mechanism, name) in named.items():
-        variable = PASSWORD_VARIABLE.format(role=role.upper())
-        password = environ.get(variable)
-        if password is None:
-            password = table.get(role, {}).get("password")
-        if password is None:
-            raise UsageError(
-                f"no password for the {role} account {mechanism}/{name}: set {variable} "
-                "or give it in the --credentials file"
-            )
-        accounts.append(Account(mechanism, name, str(password), role=role))
-    return tuple(accounts)
-
-
 def load_reference_queries(path: Path) -> tuple[ReferenceQuery, ...]:
     """``[[query]]`` tables with ``query`` and ``count`` (and an optional ``name``)."""
     entries = _read_toml(path, "reference queries").get("query")
     if not isinstance(entries, list) or not entries:
         raise UsageError(f"{path}: expected one or more [[query]] tables (name, query, count)")
     queries = []
-    for number, entry in enumerate(entries, 1):
+    for index, entry in enumerate(entries, 1):
         try:
             query, expected = str(entry["query"]), int(entry["count"])
         except (KeyError, TypeError, ValueError):
-            raise UsageError(f"{path}: [[query]] number {number} needs query and count") from None
-        queries.append(ReferenceQuery(str(entry.get("name", f"q{number}")), query, expected))
+            raise UsageError(f"{path}: [[query]] number {index} needs query and count") from None
+        queries.append(ReferenceQuery(str(entry.get("name", f"q{index}")), query, expected))
     return tuple(queries)

@@ -18,7 +18,6 @@ it has no assertions to rewrite.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass
@@ -188,10 +187,14 @@ def pytest_configure(config: pytest.Config) -> None:
         recorder = Recorder()
         config.pluginmanager.register(recorder, "sv7-recorder")
     if recorder.options is None:
+        from igestbench.config import load_logins
+
         values = values_from_pytest(config.getoption)
         try:
-            # the one place where a hand-run suite reads the SV7_PASSWORD_<ROLE> variables
-            recorder.options = options_from(values, os.environ)
+            # a hand-run suite: the accounts as every sv7 command resolves them (the default
+            # one from SV7_AUTH/SV7_USER/SV7_PASSWORD or sv7.toml, roles on top); no prompt
+            logins = load_logins(values["account"] or (), values["credentials"], values["config"])
+            recorder.options = options_from(values, logins)
         except UsageError as exc:
             raise pytest.UsageError(str(exc)) from None
     config.stash[OPTIONS_KEY] = recorder.options

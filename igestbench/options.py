@@ -1,0 +1,280 @@
+"""The options of ``sv7 run``, each defined once: flag, RunConfig field, parser and help.
+
+The CLI builds its parser from this table, and :func:`igestbench.config.load_run_config` parses
+every value — from the command line, an ``SV7_<OPTION>`` variable or the ``[run]`` table of
+sv7.toml — with the same function, before any work starts. A bad value is one
+:class:`~igestbench.errors.UsageError` line naming where it came from (``--concurrency``,
+``SV7_CONCURRENCY``, ``sv7.toml [run] concurrency``), never Python's own exception text.
+Adding an option is one entry here and one field in :class:`igestbench.config.RunConfig`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from igestbench.errors import UsageError
+
+PARTS = ("verify", "full-cycle", "single-query", "burst", "multi-query", "sweep")
+FLAVOUR_NAMES = ("zeep", "python-icat", "lean")
+#: The operations a load sweep can mix (igestbench.run.load_sweep builds one function each).
+MIX_OPERATIONS = ("search", "concise", "get", "create")
+MAX_CONCURRENCY = 256
+
+
+class OptionError(ValueError):
+    """What is wrong with one value; the caller adds where the value came from."""
+
+
+Parse = Callable[[object], Any]
+
+
+def _text(value: object) -> str:
+    return value.strip() if isinstance(value, str) else str(value)
+
+
+def whole(minimum: int, maximum: int | None = None) -> Callable[[object], int]:
+    """A whole number in [minimum, maximum]: from text, or an int of a TOML file."""
+    wanted = (
+        f"a whole number from {minimum} to {maximum}"
+        if maximum is not None
+        else f"a whole number of at least {minimum}"
+    )
+
+    def parse(value: object) -> int:
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise OptionError(f"expected {wanted}, not {value!r}")
+        if isinstance(value, str) and not re.fullmatch(r"[+-]?\d+", value.strip()):
+            raise OptionError(f"expected {wanted}, not {value!r}")
+        number = int(value)
+        if number < minimum or (maximum is not None and number > maximum):
+            raise OptionError(f"expected {wanted}, not {number}")
+        return number
+
+    return parse
+
+
+def number(minimum: float, *, above: bool) -> Callable[[object], float]:
+    """A finite number > minimum (``above``) or >= minimum."""
+    wanted = f"a number {'greater than' if above else 'of at least'} {minimum:g}"
+
+    def parse(value: object) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise OptionError(f"expected {wanted}, not {value!r}")
+        try:
+            result = float(value)
+        except ValueError:
+            raise OptionError(f"expected {wanted}, not {value!r}") from None
+        if not math.isfinite(result) or result < minimum or (above and result == minimum):
+            raise OptionError(f"expected {wanted}, not {_text(value)}")
+        return result
+
+    return parse
+
+
+def _items(value: object, separator: str = ",") -> list[str]:
+    """The items of a list option: ``a,b`` text, or a TOML array."""
+    if isinstance(value, str):
+        raw: Iterable[object] = value.split(separator)
+    elif isinstance(value, list | tuple):
+        raw = value
+    else:
+        raise OptionError(f"expected a list, not {value!r}")
+    return [_text(item) for item in raw if _text(item)]
+
+
+def levels(value: object) -> tuple[int, ...]:
+    level = whole(1, MAX_CONCURRENCY)
+    items = _items(value)
+    if not items:
+        raise OptionError(f"expected levels from 1 to {MAX_CONCURRENCY}, e.g. 1,2,4")
+    try:
+        return tuple(level(item) for item in items)
+    except OptionError:
+        raise OptionError(
+            f"expected levels from 1 to {MAX_CONCURRENCY} separated by commas (e.g. 1,2,4), "
+            f"not {_text(value)!r}"
+        ) from None
+
+
+def names(choices: tuple[str, ...]) -> Parse:
+    def parse(value: object) -> tuple[str, ...]:
+        items = _items(value)
+        bad = [i for i in items if i not in choices]
+        if bad or not items:
+            what = f"unknown {', '.join(bad)}" if bad else "none given"
+            raise OptionError(f"{what}; choose from {', '.join(choices)}")
+        return tuple(items)
+
+    return parse
+
+
+def mix(value: object) -> dict[str, int]:
+    """``search=21,get=8,create=1`` (or a TOML table) → {"search": 21, "get": 8, "create": 1}."""
+    weight = whole(0)
+    pairs: list[tuple[str, object]]
+    if isinstance(value, Mapping):
+        pairs = [(str(k), v) for k, v in value.items()]
+    else:
+        pairs = []
+        for part in _items(value):
+            name, sep, text = part.partition("=")
+            pairs.append((name.strip(), text if sep else "1"))
+    result: dict[str, int] = {}
+    for name, raw in pairs:
+        if name not in MIX_OPERATIONS:
+            raise OptionError(
+                f"unknown operation {name!r}; choose from {', '.join(MIX_OPERATIONS)} "
+                "(NAME=WEIGHT, e.g. search=21,get=8,create=1)"
+            )
+        try:
+            result[name] = weight(raw)
+        except OptionError:
+            raise OptionError(f"{name}={_text(raw)}: a weight is a whole number >= 0") from None
+    if not any(result.values()):
+        raise OptionError("needs at least one operation with a positive weight, e.g. search=1")
+    return result
+
+
+def thresholds(value: object) -> tuple[str, ...]:
+    from igestbench.run.thresholds import parse_threshold
+
+    items = tuple(_items(value, ";"))
+    for item in items:
+        try:
+            parse_threshold(item)
+        except UsageError as exc:
+            raise OptionError(str(exc).removeprefix("--fail-on ")) from None
+    return items
+
+
+def text(value: object) -> str:
+    if isinstance(value, Path):  # a path argparse already made one of (sv7 cleanup --ca-file)
+        value = str(value)
+    if not isinstance(value, str) or not value.strip():
+        raise OptionError(f"expected a non-empty text, not {value!r}")
+    return value.strip()
+
+
+def target(value: object) -> str:
+    from igestbench.icat.endpoint import endpoint_of
+
+    url = text(value)
+    try:
+        endpoint_of(url)
+    except UsageError as exc:
+        raise OptionError(str(exc)) from None
+    return url
+
+
+def directory(value: object) -> Path:
+    path = Path(text(value)).expanduser()
+    if path.exists() and not path.is_dir():
+        raise OptionError(f"{path} exists and is not a directory")
+    return path
+
+
+def existing_file(value: object) -> Path:
+    path = Path(text(value)).expanduser()
+    if not path.is_file():
+        raise OptionError(f"{path}: no such file")
+    return path
+
+
+def boolean(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    word = _text(value).lower()
+    if word in ("1", "true", "yes", "on"):
+        return True
+    if word in ("0", "false", "no", "off", ""):
+        return False
+    raise OptionError(f"expected true or false, not {value!r}")
+
+
+@dataclass(frozen=True)
+class RunOption:
+    flag: str
+    field: str
+    parse: Parse
+    help: str
+    #: A switch (no value on the command line; true/false in the environment or sv7.toml).
+    switch: bool = False
+
+    @property
+    def variable(self) -> str:
+        """Its environment variable: ``--max-rate`` → ``SV7_MAX_RATE``."""
+        return "SV7_" + self.flag.lstrip("-").replace("-", "_").upper()
+
+    def convert(self, value: object, source: str) -> Any:
+        """``value`` parsed, or a UsageError saying ``source: what is wrong``."""
+        try:
+            return self.parse(value)
+        except OptionError as exc:
+            raise UsageError(f"{source}: {exc}") from None
+
+
+#: Each option of sv7 run, defined once.
+RUN_OPTIONS: tuple[RunOption, ...] = (
+    RunOption("--target", "target", target,
+              "catalogue URL or HOST[:PORT] (default: the built-in one)"),
+    RunOption("--site", "site", text, "name of the site running the suite (default: local)"),
+    RunOption("--flavour", "flavours", names(FLAVOUR_NAMES),
+              "client flavours, e.g. zeep,python-icat"),
+    RunOption("--parts", "parts", names(PARTS),
+              "verify,full-cycle,single-query,burst,multi-query,sweep (default: all)"),
+    RunOption("--concurrency", "concurrency", levels,
+              "parallel clients per level, e.g. 1,2,4,8 (default 1,2)"),
+    RunOption("--cycles", "cycles", whole(1),
+              "NeXus files each client ingests in the full cycle (default 10)"),
+    RunOption("--files", "files", whole(1),
+              "Datafiles per client in burst and multi-query (default 200)"),
+    RunOption("--queries", "queries", whole(1), "single-result queries per client (default 200)"),
+    RunOption("--batch-size", "batch_size", whole(1), "createMany batch size (default 100)"),
+    RunOption("--page-size", "page_size", whole(1),
+              "LIMIT page size of the paged query (default 100)"),
+    RunOption("--payload-bytes", "payload_bytes", whole(0),
+              "data payload in each NeXus file (default 0)"),
+    RunOption("--max-rate", "max_rate", number(0, above=True),
+              "highest demanded rate of the load sweep, req/s (default 200)"),
+    RunOption("--duration", "duration", number(0, above=True),
+              "seconds per sweep step (default 3)"),
+    RunOption("--slo-ms", "slo_ms", number(0, above=True),
+              "latency objective of the sustained rate (default 50)"),
+    RunOption("--repeat", "repeat", whole(1), "repetitions of each sweep step (default 1)"),
+    RunOption("--warmup", "warmup", number(0, above=False),
+              "seconds of warm-up before each sweep step (default 0.5)"),
+    RunOption("--calls-per-connection", "calls_per_connection", whole(0),
+              "0: one persistent connection per client; N: reconnect after every N calls"),
+    RunOption("--mix", "mix", mix,
+              f"operation mix of the sweep ({', '.join(MIX_OPERATIONS)}), "
+              "e.g. search=21,get=8,create=1"),
+    RunOption("--fail-on", "fail_on", thresholds,
+              "thresholds, ';'-separated, e.g. 'single-query.p99<50ms;sweep.sustained>=100/s'"),
+    RunOption("--outage-wait", "outage_wait", number(0, above=False),
+              "seconds to wait for a silent target (default 120)"),
+    RunOption("--out", "out", directory, "directory of the result file (default reports/)"),
+    RunOption("--ca-file", "ca_file", existing_file,
+              "PEM file of the CA(s) to trust for the target"),
+    RunOption("--timeout", "timeout", number(0, above=True),
+              "seconds to wait for the target (default 30)"),
+    RunOption("--insecure", "insecure", boolean,
+              "do not verify the target's certificate (said once on stderr and in the file)",
+              switch=True),
+    RunOption("--gzip", "gzip", boolean, "write the result file gzip-compressed", switch=True),
+)  # fmt: skip
+
+BY_FIELD: Mapping[str, RunOption] = {o.field: o for o in RUN_OPTIONS}
+
+
+def file_key(key: str) -> RunOption | None:
+    """The option a key of sv7.toml's [run] table means: its field or flag name."""
+    wanted = key.replace("-", "_")
+    return next(
+        (o for o in RUN_OPTIONS if wanted in (o.field, o.flag.lstrip("-").replace("-", "_"))),
+        None,
+    )
