@@ -20,6 +20,7 @@ import dataclasses
 import ipaddress
 import math
 import os
+import socket
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -308,10 +309,20 @@ def load_run_config(
     """
     env = os.environ if environ is None else environ
     file = _config_file(config_file)
-    config = RunConfig(**_run_options(cli, file, env))
+    options = _run_options(cli, file, env)
+    if options.get("target") is not None and "site" not in options:
+        # "local" names the built-in catalogue's runs; a run against a partner's catalogue that
+        # took it too would merge with every other unnamed site into one row of the campaign
+        options["site"] = default_site()
+    config = RunConfig(**options)
     need = "required" if config.target is not None else "local"
     logins = _logins(file, accounts, credentials_file, env, prompt, need, config.target)
     return dataclasses.replace(config, credentials=logins.default, accounts=logins.roles)
+
+
+def default_site() -> str:
+    """The site of a run against a named target when none is given: this machine's short name."""
+    return socket.gethostname().split(".")[0] or "local"
 
 
 def load_logins(

@@ -222,9 +222,11 @@ class RunOption:
 RUN_OPTIONS: tuple[RunOption, ...] = (
     RunOption("--target", "target", target,
               "catalogue URL or HOST[:PORT] (default: the built-in one)"),
-    RunOption("--site", "site", text, "name of the site running the suite (default: local)"),
+    RunOption("--site", "site", text,
+              "name of the site running the suite (default: local on the built-in catalogue, "
+              "this machine's short host name with --target)"),
     RunOption("--flavour", "flavours", names(FLAVOUR_NAMES),
-              "client flavours, e.g. zeep,python-icat"),
+              "client flavours: zeep, python-icat, lean (default: zeep,python-icat)"),
     RunOption("--parts", "parts", names(PARTS),
               "verify,full-cycle,single-query,burst,multi-query,sweep (default: all)"),
     RunOption("--concurrency", "concurrency", levels,

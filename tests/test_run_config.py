@@ -29,6 +29,17 @@ def test_command_line_beats_environment_beats_file(tmp_path: Path) -> None:
     )
 
 
+def test_a_named_target_without_site_is_not_the_local_site(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("socket.gethostname", lambda: "beamline-pc7.example.org")
+    env = {"SV7_AUTH": "db", "SV7_USER": "alice", "SV7_PASSWORD": "s3cret"}
+    assert load_run_config({}, environ={}).site == "local"  # the built-in catalogue
+    assert load_run_config({"target": "icat.example.org"}, environ=env).site == "beamline-pc7"
+    named = load_run_config({"target": "icat.example.org", "site": "ESRF"}, environ=env)
+    assert named.site == "ESRF"
+
+
 def test_credentials_from_environment_and_prompt() -> None:
     env = {"SV7_AUTH": "db", "SV7_USER": "alice"}
     asked: list[str] = []
