@@ -65,6 +65,14 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=10_000,
         help="most objects one search may return (default 10000)",
     )
+    p.add_argument(
+        "--timezone",
+        default="UTC",
+        metavar="ZONE",
+        help="the server's time zone (IANA name, e.g. Europe/Berlin): dates sent without a zone "
+        "are read in it and answers are given in it, as ICAT does with its JVM's zone "
+        "(default UTC)",
+    )
     g = p.add_argument_group("fault injection (to test clients and the suite itself)")
     g.add_argument("--latency-ms", type=float, default=0.0, help="added to every SOAP answer")
     g.add_argument(
@@ -109,6 +117,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         tls=args.tls,
         lifetime_minutes=args.session_minutes,
         max_entities=args.max_entities,
+        timezone=args.timezone,
         knobs=FaultKnobs(
             latency_ms=args.latency_ms,
             stall_every=args.stall_every,
@@ -128,6 +137,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=out,
         )
         print(f"WSDL: {catalogue.wsdl_url}", file=out)
+        if config.timezone.upper() != "UTC":
+            print(f"time zone: {config.timezone}", file=out)
         if catalogue.tls is not None:
             print(
                 f"TLS: {catalogue.tls.mode} certificate; clients may trust {catalogue.tls.ca}",

@@ -9,10 +9,12 @@ Credentials come from the configuration file, the environment (``SV7_AUTH``, ``S
 
 from __future__ import annotations
 
+import datetime as dt
 import getpass
 import ipaddress
 import os
 import tomllib
+import zoneinfo
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -73,6 +75,9 @@ class ServeConfig:
     idle_timeout_s: float = 60.0
     #: On a new database, create the access rules described in the README.
     seed_rules: bool = True
+    #: The server's time zone (IANA name): ICAT reads dates without a zone in its JVM's zone
+    #: and answers in it, so reference data made on a CET server reads back the same.
+    timezone: str = "UTC"
     knobs: FaultKnobs = field(default_factory=FaultKnobs)
 
     def __post_init__(self) -> None:
@@ -89,6 +94,20 @@ class ServeConfig:
             raise UsageError("the local catalogue needs at least one account")
         if self.lifetime_minutes <= 0 or self.max_entities <= 0 or self.max_body_bytes <= 0:
             raise UsageError("session lifetime, max entities and max body size must be positive")
+        self.zone  # noqa: B018 - validates the name now, before anything starts
+
+    @property
+    def zone(self) -> dt.tzinfo:
+        """The time zone named by ``timezone``."""
+        if self.timezone.upper() == "UTC":
+            return dt.UTC
+        try:
+            return zoneinfo.ZoneInfo(self.timezone)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise UsageError(
+                f"--timezone {self.timezone}: not a known time zone "
+                "(an IANA name such as UTC, Europe/Berlin or CET)"
+            ) from None
 
 
 def is_loopback(host: str) -> bool:

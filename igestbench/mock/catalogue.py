@@ -167,6 +167,7 @@ class LocalCatalogue:
             Sessions(self.config.lifetime_minutes),
             self.config.max_entities,
             self.config.lifetime_minutes,
+            zone=self.config.zone,
         )
         if self.store.fresh and self.config.seed_rules:
             seed_rules(self.service)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping, Sequence
 
 from igestbench.icat.beans import Bean
@@ -34,6 +35,7 @@ class IcatService:
         sessions: Sessions,
         max_entities: int,
         lifetime_minutes: float,
+        zone: dt.tzinfo = dt.UTC,
     ) -> None:
         self.profile = profile
         self.store = store
@@ -43,6 +45,8 @@ class IcatService:
         self.reader = Reader(store, max_entities)
         self.max_entities = max_entities
         self.lifetime_minutes = lifetime_minutes
+        #: The server's time zone: dates without a zone are read in it, answers are given in it.
+        self.zone = zone
 
     # --- sessions ------------------------------------------------------------------------
 
