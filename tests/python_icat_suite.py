@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.metadata
+import os
 import shutil
 import subprocess
 import sys
@@ -35,8 +36,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-#: The config sections python-icat's tests read, and the ICAT user each stands for.
-#: ``ingest`` logs in as ``simple/dataingest``: that is the user its init-icat.py gives rights.
 PASSWORD = "secret"
 
 
@@ -48,6 +47,8 @@ class SuiteAccount:
     root: bool = False
 
 
+#: The config sections python-icat's tests read, and the ICAT user each stands for.
+#: ``ingest`` logs in as ``simple/dataingest``: that is the user its init-icat.py gives rights.
 ACCOUNTS = (
     SuiteAccount("root", "simple", "root", root=True),
     SuiteAccount("useroffice", "simple", "useroffice"),
@@ -152,8 +153,7 @@ def locale_env(workdir: Path) -> dict[str, str]:
 
 
 def _merged(extra: Mapping[str, str], drop: tuple[str, ...] = ()) -> dict[str, str]:
-    import os
-
+    """This process's environment (what the child needs besides), changed by ``extra``."""
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env.update(extra)
     return env
