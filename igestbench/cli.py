@@ -52,6 +52,20 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="TOML file of [[user]] tables (mechanism, name, password, root)",
     )
     p.add_argument(
+        "--friendly",
+        action="append",
+        default=[],
+        metavar="MECH=NAME",
+        help="friendly name getAuthenticatorInfo gives a mechanism (repeatable; default "
+        "simple=Simple, others none)",
+    )
+    p.add_argument(
+        "--example-data",
+        action="store_true",
+        help="give a new database example data (Facility EXAMPLE) and rules letting every "
+        "logged-in user read; without it, as on a fresh ICAT, ordinary users see nothing",
+    )
+    p.add_argument(
         "--tls",
         metavar="|".join(TLS_MODES) + "|CERT,KEY",
         help="serve HTTPS with a generated or given certificate",
@@ -102,12 +116,20 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from igestbench.config import FaultKnobs, ServeConfig
-    from igestbench.mock.auth import DEFAULT_ACCOUNTS, load_accounts, parse_account
+    from igestbench.mock.auth import (
+        DEFAULT_ACCOUNTS,
+        DEFAULT_FRIENDLY_NAMES,
+        load_accounts,
+        parse_account,
+        parse_friendly,
+    )
     from igestbench.mock.catalogue import LocalCatalogue
 
     accounts = [parse_account(spec) for spec in args.user]
     if args.users:
         accounts += load_accounts(args.users)
+    friendly = dict(DEFAULT_FRIENDLY_NAMES)
+    friendly.update(parse_friendly(spec) for spec in args.friendly)
     config = ServeConfig(
         host=args.host,
         port=args.port,
@@ -118,6 +140,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         lifetime_minutes=args.session_minutes,
         max_entities=args.max_entities,
         timezone=args.timezone,
+        example_data=args.example_data,
+        friendly_names=tuple(friendly.items()),
         knobs=FaultKnobs(
             latency_ms=args.latency_ms,
             stall_every=args.stall_every,
@@ -153,6 +177,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         else:
             names = ", ".join(a.user_name + (" (root)" if a.root else "") for a in config.accounts)
             print(f"accounts: {names}", file=out)
+        if not catalogue.store.fresh:
+            print("database: as it was left (--example-data only fills a new one)", file=out)
+        elif config.example_data:
+            print("example data: Facility EXAMPLE; every logged-in user may read", file=out)
+        else:
+            print("no rules: only root users may read or write (see --example-data)", file=out)
         if config.knobs.active:
             print(f"fault injection: {config.knobs}", file=out)
         print("Ctrl-C stops it.", file=out, flush=True)

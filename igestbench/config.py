@@ -23,7 +23,7 @@ from typing import Any
 from igestbench.errors import UsageError
 from igestbench.icat.credentials import Credentials
 from igestbench.icat.schema import PROFILE_NAMES
-from igestbench.mock.auth import DEFAULT_ACCOUNTS, Account
+from igestbench.mock.auth import DEFAULT_ACCOUNTS, DEFAULT_FRIENDLY_NAMES, Account
 
 LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 
@@ -73,8 +73,12 @@ class ServeConfig:
     max_entities: int = 10_000
     max_body_bytes: int = 64 * 1024 * 1024
     idle_timeout_s: float = 60.0
-    #: On a new database, create the access rules described in the README.
-    seed_rules: bool = True
+    #: On a new database, add example data and the rules that let every logged-in user read
+    #: (igestbench.mock.seed); without it a new database has no rules, as a fresh ICAT.
+    example_data: bool = False
+    #: (mechanism, name) pairs getAuthenticatorInfo gives as ``friendly`` (ICAT's
+    #: ``authn.<mnemonic>.friendly``); a mechanism without one has none.
+    friendly_names: tuple[tuple[str, str], ...] = DEFAULT_FRIENDLY_NAMES
     #: The server's time zone (IANA name): ICAT reads dates without a zone in its JVM's zone
     #: and answers in it, so reference data made on a CET server reads back the same.
     timezone: str = "UTC"

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import requests
 from lxml import etree
 
 from igestbench.icat.soapxml import ICAT_NS, SOAP_ENV_NS, escape
+
+#: What a real ICAT 6.2.0 served and answered, recorded (fixtures/icat-6.2/README.md says when).
+ICAT_62 = Path(__file__).resolve().parents[1] / "fixtures" / "icat-6.2"
 
 ENVELOPE = (
     f'<?xml version="1.0" encoding="UTF-8"?><S:Envelope xmlns:S="{SOAP_ENV_NS}" '

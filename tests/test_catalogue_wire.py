@@ -131,7 +131,6 @@ BAD_REQUESTS = {
         b'<ns:getEntityInfo xmlns:ns="http://icatproject.org"><beanName>&e;</beanName>'
         b"</ns:getEntityInfo></S:Body></S:Envelope>"
     ),
-    "unknown operation": ENVELOPE.format(body="<tns:dropTables/>").encode(),
     "foreign namespace": ENVELOPE.format(body='<x:login xmlns:x="urn:other"/>').encode(),
 }
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import requests
 
+from tests.soap_helpers import call, returns
+
 SV7 = [sys.executable, "-m", "igestbench"]
 
 
@@ -63,6 +65,39 @@ def test_serve_with_a_users_file_and_profile(tmp_path: Path) -> None:
     try:
         assert any("4.3.3" in line for line in lines)
         assert any("db/alice (root)" in line for line in lines)
+        assert any(line.startswith("no rules:") for line in lines)
+    finally:
+        stop(proc)
+
+
+def test_serve_with_example_data_that_everyone_may_read(tmp_path: Path) -> None:
+    db = str(tmp_path / "example.db")
+    args = ("--example-data", "--friendly", "db=Database", "--user", "db/ann:pw", "--db", db)
+    proc, lines = start(*args)
+    try:
+        assert any(line.startswith("example data: Facility EXAMPLE") for line in lines)
+        (wsdl,) = [line.split(" ", 1)[1] for line in lines if line.startswith("WSDL: ")]
+        url = wsdl.removesuffix("?wsdl")
+        (info,) = returns(call(url, "getAuthenticatorInfo"))
+        assert (info.findtext("mnemonic"), info.findtext("friendly")) == ("db", "Database")
+        sid = returns(
+            call(
+                url,
+                "login",
+                "<plugin>db</plugin><credentials><entry><key>username"
+                "</key><value>ann</value></entry><entry><key>password</key><value>pw"
+                "</value></entry></credentials>",
+            )
+        )[0].text
+        found = returns(
+            call(url, "search", f"<sessionId>{sid}</sessionId><query>Facility.name</query>")
+        )
+        assert [f.text for f in found] == ["EXAMPLE"]
+    finally:
+        stop(proc)
+    proc, lines = start("--example-data", "--db", db)  # a database that exists stays as it was
+    try:
+        assert any(line.startswith("database: as it was left") for line in lines)
     finally:
         stop(proc)
 
@@ -78,6 +113,7 @@ def test_bad_options_get_one_clear_line_and_exit_2(tmp_path: Path) -> None:
         ("serve", "--users", str(tmp_path / "none.toml")): "cannot read the users file",
         ("serve", "--error-rate", "2"): "error-rate must be between 0 and 1",
         ("serve", "--tls", "bogus"): "unknown TLS mode",
+        ("serve", "--friendly", "Simple"): "expected MECHANISM=NAME",
     }
     for args, message in cases.items():
         result = run(*args)

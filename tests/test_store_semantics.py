@@ -148,10 +148,17 @@ def test_delete_cascades_and_reports_missing(service: IcatService) -> None:
     assert service.search(sid, "SELECT COUNT(f) FROM Facility f").items == [1]  # rolled back
 
 
+def grant_read_to_everyone(service: IcatService, root: str) -> None:
+    names = service.get_entity_names()
+    service.create_many(root, [Bean("Rule", {"what": n, "crudFlags": "R"}) for n in names])
+
+
 def test_reader_reads_but_cannot_write(service: IcatService) -> None:
     root = login(service, "root")
     h = hierarchy(service, root)
     reader = login(service, "reader")
+    assert service.search(reader, "SELECT COUNT(d) FROM Datafile d").items == [0]  # no rules yet
+    grant_read_to_everyone(service, root)
     assert service.search(reader, "SELECT COUNT(d) FROM Datafile d").items == [2]
     with pytest.raises(IcatInsufficientPrivileges, match=r"CREATE access to this Datafile"):
         service.create(
@@ -195,14 +202,14 @@ def test_sessions_are_checked(service: IcatService) -> None:
 
 def test_file_database_survives_a_restart(tmp_path: Path) -> None:
     db = str(tmp_path / "cat.sqlite")
-    with LocalCatalogue(ServeConfig(db=db)) as cat:
+    with LocalCatalogue(ServeConfig(db=db, example_data=True)) as cat:
         sid = login(cat.service, "root")
         hierarchy(cat.service, sid)
-    with LocalCatalogue(ServeConfig(db=db)) as cat:
+    with LocalCatalogue(ServeConfig(db=db, example_data=True)) as cat:
         sid = login(cat.service, "root")
-        assert cat.service.search(sid, "SELECT COUNT(d) FROM Datafile d").items == [2]
+        assert cat.service.search(sid, "SELECT COUNT(d) FROM Datafile d").items == [2 + 6]
         rules = cat.service.search(sid, "SELECT COUNT(r) FROM Rule r").items
-        assert rules == [53]  # seeded once, not again
+        assert rules == [53]  # the example data and its rules came once, not again
 
 
 def test_profile_4_3_root_needs_rules_which_are_seeded(catalogue_43: LocalCatalogue) -> None:

@@ -51,9 +51,16 @@ def ref(entity: str, obj_id: int) -> Bean:
 
 
 def seed(cat: LocalCatalogue) -> None:
-    """A small representative hierarchy: 1 Facility, Investigation, Dataset, 3 Datafiles."""
+    """A small representative hierarchy: 1 Facility, Investigation, Dataset, 3 Datafiles.
+
+    And what a deployment's administrator adds to a fresh ICAT so that users see it: a rule
+    letting every logged-in user read everything.
+    """
     client = connect(ClientConfig(cat.service_url, ca_file=cat.tls.ca if cat.tls else None))
     client.login("simple", {"username": "root", "password": "root"})
+    client.create_many(
+        [Bean("Rule", {"what": name, "crudFlags": "R"}) for name in client.entity_names()]
+    )
     facility = ref("Facility", client.create(Bean("Facility", {"name": "ESRF"})))
     inv_type, ds_type = client.create_many(
         [

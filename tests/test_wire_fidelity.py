@@ -1,6 +1,6 @@
 """Search answers with nested INCLUDEs have the shape of a real ICAT 6.2's answers.
 
-The reference answers were captured from ICAT 6.2.0 (../shared/reference/icat/6.2/responses);
+The reference answers were recorded from a real ICAT 6.2.0 (fixtures/icat-6.2/responses);
 the local catalogue is given the same objects and asked the same kind of query, and the element
 structure (names, order, nesting, xsi:type) must agree — values, ids and times aside.
 """
@@ -8,7 +8,6 @@ structure (names, order, nesting, xsi:type) must agree — values, ids and times
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 
 import pytest
 import requests
@@ -16,9 +15,9 @@ from lxml import etree
 
 from igestbench.icat.beans import Bean
 from igestbench.mock.catalogue import LocalCatalogue
-from tests.soap_helpers import ENVELOPE, login
+from tests.soap_helpers import ENVELOPE, ICAT_62, login
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared/reference/icat/6.2/responses"
+REFERENCE = ICAT_62 / "responses"
 XSI_TYPE = "{http://www.w3.org/2001/XMLSchema-instance}type"
 
 
@@ -35,10 +34,7 @@ def shape(element: etree._Element) -> list[str]:
 
 
 def reference(name: str) -> etree._Element:
-    path = REFERENCE / name
-    if not path.is_file():
-        pytest.skip(f"reference answers not found at {REFERENCE} (shared/ is not beside the repo)")
-    return etree.fromstring(path.read_bytes())
+    return etree.fromstring((REFERENCE / name).read_bytes())
 
 
 def ref(entity: str, obj_id: int) -> Bean:

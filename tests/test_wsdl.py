@@ -1,7 +1,7 @@
 """The rendered WSDL/XSD: structurally equal to what a real ICAT 6.2.0 serves, and usable offline.
 
-The structural comparison reads the reference documents fetched from a real server (kept beside
-the repository in ``shared/reference/icat/6.2``) and compares meaning, not bytes: which global
+The structural comparison reads the reference documents fetched from a real server (recorded in
+``fixtures/icat-6.2``) and compares meaning, not bytes: which global
 elements, complexTypes, enumerations, messages and operations exist, and each complexType's
 sequence in order with its occurrence. Every difference is listed in the assertion message.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -24,8 +23,9 @@ from igestbench.icat import entity_tables
 from igestbench.icat.operations import complex_types, operation, operations_for, simple_types
 from igestbench.icat.schema import PROFILE_NAMES, Profile, xml_name
 from igestbench.icat.wsdl import render_wsdl, render_xsd
+from tests.soap_helpers import ICAT_62
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared/reference/icat/6.2"
+REFERENCE = ICAT_62
 REFERENCE_URL = "https://localhost:8181/ICATService/ICAT"
 SERVICE_URL = "http://127.0.0.1:8080/ICATService/ICAT"
 
@@ -230,11 +230,6 @@ def _report(title: str, diffs: list[str]) -> str:
 @pytest.fixture(scope="module")
 def reference() -> tuple[etree._Element, etree._Element]:
     wsdl, xsd = REFERENCE / "ICATService.wsdl", REFERENCE / "ICATService.xsd1.xsd"
-    if not (wsdl.is_file() and xsd.is_file()):
-        pytest.skip(
-            f"reference WSDL/XSD of ICAT 6.2.0 not found in {REFERENCE} "
-            "(expected ../shared beside the repository)"
-        )
     return etree.parse(str(wsdl)).getroot(), etree.parse(str(xsd)).getroot()
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from igestbench.icat.schema import Entity, RelType
+from igestbench.icat.schema import BASE_FIELD_NAMES, BASE_FIELDS, Entity, RelType
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,7 @@ class EntityFieldInfo:
     rel: RelType
     not_null: bool
     string_length: int | None
+    #: "" when the field has none (on the wire: no ``comment`` element at all).
     comment: str
 
 
@@ -37,23 +38,41 @@ class EntityInfo:
         raise KeyError(name)
 
 
+#: A name getEntityInfo also answers for (icat.server 4.3 finds any class of its entity package
+#: by name, 6.x lists it explicitly): the base of every entity, five fields.
+BASE_ENTITY = "EntityBaseBean"
+
+
+def base_entity_info() -> EntityInfo:
+    """getEntityInfo("EntityBaseBean"): its fields, no comment, no constraint."""
+    fields = tuple(
+        EntityFieldInfo(f.name, f.type, f.rel, not_null=False, string_length=None, comment="")
+        for f in BASE_FIELDS
+    )
+    return EntityInfo(comment="", constraint=(), fields=fields)
+
+
 def entity_info(entity: Entity) -> EntityInfo:
-    """The getEntityInfo answer for ``entity`` (every field, EntityBaseBean's included)."""
-    return EntityInfo(
-        comment=entity.comment,
-        constraint=entity.constraint,
-        fields=tuple(
+    """The getEntityInfo answer for ``entity`` (every field, EntityBaseBean's included).
+
+    EntityBaseBean's fields are described as a real ICAT 6.2 describes them: not NOT NULL (the
+    server fills them in, a client never has to), without comment and without string length.
+    The order of fields is ours; ICAT's changes between restarts, so clients cannot rely on any.
+    """
+    fields = []
+    for f in entity.all_fields():
+        base = f.name in BASE_FIELD_NAMES
+        fields.append(
             EntityFieldInfo(
                 name=f.name,
                 type=f.type,
                 rel=f.rel,
-                not_null=f.not_null,
-                string_length=f.string_length if f.type == "String" else None,
-                comment=f.comment,
+                not_null=f.not_null and not base,
+                string_length=f.string_length if f.type == "String" and not base else None,
+                comment="" if base else f.comment,
             )
-            for f in entity.all_fields()
-        ),
-    )
+        )
+    return EntityInfo(comment=entity.comment, constraint=entity.constraint, fields=tuple(fields))
 
 
 def decode_entity_info(element: etree._Element) -> EntityInfo:

@@ -40,6 +40,16 @@ DEFAULT_ACCOUNTS = (
 _SPEC = re.compile(r"^(?P<mech>[A-Za-z0-9_.-]+)/(?P<name>[^:/\s]+):(?P<pw>[^:]*)(?P<root>:root)?$")
 
 
+def parse_friendly(spec: str) -> tuple[str, str]:
+    """``MECH=NAME`` → (mechanism, friendly name); UsageError naming the expected form otherwise."""
+    mechanism, sep, name = spec.partition("=")
+    if not sep or not re.fullmatch(r"[A-Za-z0-9_.-]+", mechanism):
+        raise UsageError(
+            f"bad --friendly {spec!r}: expected MECHANISM=NAME, e.g. ldap='Federal Id'"
+        )
+    return mechanism, name.strip()
+
+
 def parse_account(spec: str) -> Account:
     """``MECH/NAME:PASSWORD[:root]`` → Account; UsageError naming the expected form otherwise."""
     m = _SPEC.match(spec)
@@ -78,10 +88,16 @@ def load_accounts(path: Path) -> list[Account]:
     return accounts
 
 
+#: Friendly names getAuthenticatorInfo gives, by mechanism, when none are configured; ICAT takes
+#: them from ``authn.<mnemonic>.friendly`` and sends none for a mechanism without one.
+DEFAULT_FRIENDLY_NAMES = (("simple", "Simple"),)
+
+
 @dataclass(frozen=True)
 class AuthenticatorInfo:
     mnemonic: str
-    friendly: str
+    #: None: not configured (getAuthenticatorInfo then has no ``friendly`` element).
+    friendly: str | None
     admin: bool = False
     #: (credential key, hidden) in the order a login form asks for them.
     keys: tuple[tuple[str, bool], ...] = (("username", False), ("password", True))
@@ -90,18 +106,28 @@ class AuthenticatorInfo:
 class Authenticators:
     """The login plugins of a catalogue: one per mechanism among its accounts."""
 
-    def __init__(self, accounts: Iterable[Account]) -> None:
+    def __init__(
+        self,
+        accounts: Iterable[Account],
+        friendly_names: Iterable[tuple[str, str]] = DEFAULT_FRIENDLY_NAMES,
+    ) -> None:
         self.accounts: dict[tuple[str, str], Account] = {}
         order: list[str] = []
         for a in accounts:
             self.accounts[(a.authenticator, a.username)] = a
             if a.authenticator not in order:
                 order.append(a.authenticator)
-        self.info = tuple(AuthenticatorInfo(m, f"{m} authenticator") for m in order)
+        friendly = {m: name for m, name in friendly_names if name}
+        self.info = tuple(AuthenticatorInfo(m, friendly.get(m)) for m in order)
 
     @property
     def root_users(self) -> frozenset[str]:
-        return frozenset(a.user_name for a in self.accounts.values() if a.root)
+        return frozenset(self.root_user_names)
+
+    @property
+    def root_user_names(self) -> tuple[str, ...]:
+        """The root users in the order of the accounts (ICAT's ``rootUserNames``)."""
+        return tuple(dict.fromkeys(a.user_name for a in self.accounts.values() if a.root))
 
     def authenticate(self, plugin: str, credentials: Mapping[str, str]) -> str:
         """The ICAT user name for these credentials, or IcatSession with ICAT's message."""

@@ -22,47 +22,18 @@ from pathlib import Path
 
 from igestbench.config import ServeConfig
 from igestbench.errors import UsageError
-from igestbench.icat.beans import Bean
 from igestbench.icat.faults import IcatInternal
 from igestbench.icat.schema import get_profile
 from igestbench.icat.wsdl import render_wsdl, render_xsd
 from igestbench.mock.auth import Authenticators, Sessions
 from igestbench.mock.http import ConnectionFactory, Request, Response
+from igestbench.mock.seed import seed_new_database
 from igestbench.mock.service import IcatService
 from igestbench.mock.soap import SoapEndpoint, fault_envelope
 from igestbench.mock.store import Store
 from igestbench.mock.tls import TlsFiles, tls_from_option
 
 SERVICE_PATHS = ("/ICATService/ICAT", "/icat/ICAT")
-SEED_USER = "sv7/local-catalogue"
-
-
-def seed_rules(service: IcatService) -> None:
-    """The access rules of a new local catalogue (see the README, "Accounts and rules").
-
-    Everyone who is logged in may read everything. In the 4.3 profile, where root users have no
-    implicit rights on data, a grouping ``rootUsers`` holding them gets CRUD on every entity.
-    """
-    store, profile = service.store, service.profile
-    rules = [Bean("Rule", {"what": name, "crudFlags": "R"}) for name in profile.entity_names]
-    with store.transaction():
-        store.create_many(SEED_USER, rules)
-        if profile.name == "4.3":
-            group_id = store.create(SEED_USER, Bean("Grouping", {"name": "rootUsers"}))
-            group = Bean("Grouping", {"id": group_id})
-            for user in sorted(service.authenticators.root_users):
-                user_id = store.create(SEED_USER, Bean("User", {"name": user}))
-                store.create(
-                    SEED_USER,
-                    Bean("UserGroup", {"user": Bean("User", {"id": user_id}), "grouping": group}),
-                )
-            store.create_many(
-                SEED_USER,
-                [
-                    Bean("Rule", {"what": n, "crudFlags": "CRUD", "grouping": group})
-                    for n in profile.entity_names
-                ],
-            )
 
 
 class CatalogueApp:
@@ -159,7 +130,7 @@ class LocalCatalogue:
         self.config = config or ServeConfig()
         self.profile = get_profile(self.config.profile)
         self.store = Store(self.profile, self.config.db)
-        authenticators = Authenticators(self.config.accounts)
+        authenticators = Authenticators(self.config.accounts, self.config.friendly_names)
         self.service = IcatService(
             self.profile,
             self.store,
@@ -169,8 +140,8 @@ class LocalCatalogue:
             self.config.lifetime_minutes,
             zone=self.config.zone,
         )
-        if self.store.fresh and self.config.seed_rules:
-            seed_rules(self.service)
+        if self.store.fresh:
+            seed_new_database(self.service, example_data=self.config.example_data)
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self.tls: TlsFiles | None = None
         if self.config.tls:
@@ -183,6 +154,7 @@ class LocalCatalogue:
                 raise
         self.sock = _bind(self.config.host, self.config.port)
         self.port: int = self.sock.getsockname()[1]
+        self.service.base_url = self.url
         self.loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._server: asyncio.base_events.Server | None = None

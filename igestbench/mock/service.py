@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 
 from igestbench.icat.beans import Bean
-from igestbench.icat.entity_info import EntityInfo, entity_info
+from igestbench.icat.entity_info import BASE_ENTITY, EntityInfo, base_entity_info, entity_info
 from igestbench.icat.faults import (
     IcatBadParameter,
     IcatError,
@@ -47,6 +47,9 @@ class IcatService:
         self.lifetime_minutes = lifetime_minutes
         #: The server's time zone: dates without a zone are read in it, answers are given in it.
         self.zone = zone
+        #: Where the authenticators answer (getProperties' ``authn.<m>.url``): the catalogue's
+        #: own URL, since they are built in; set once it listens.
+        self.base_url = "https://localhost:8181"
 
     # --- sessions ------------------------------------------------------------------------
 
@@ -74,6 +77,8 @@ class IcatService:
         return self.profile.entity_names
 
     def get_entity_info(self, bean_name: str | None) -> EntityInfo:
+        if bean_name == BASE_ENTITY:
+            return base_entity_info()  # icat.server answers for the base class too (4.3 and 6.2)
         try:
             entity = self.profile.entity(bean_name or "")
         except KeyError:
@@ -87,13 +92,7 @@ class IcatService:
         user = self.sessions.user(sid)
         if not self.authz.is_root(user):
             raise IcatInsufficientPrivileges("user must be in rootUserNames")
-        return [
-            f"lifetimeMinutes {self.lifetime_minutes:g}",
-            f"maxEntities {self.max_entities}",
-            f"rootUserNames {' '.join(sorted(self.authenticators.root_users))}",
-            f"authn.list {' '.join(i.mnemonic for i in self.authenticators.info)}",
-            "containerType sv7-local-catalogue",
-        ]
+        return deployment_properties(self)
 
     # --- writes --------------------------------------------------------------------------
 
@@ -166,3 +165,49 @@ class IcatService:
             raise
         except Exception as exc:  # pragma: no cover - defensive: never leak internals
             raise IcatInternal(str(exc)) from exc
+
+
+#: ICAT 6.2's default ``search.entitiesToIndex``, in the order its ``HashSet.toString()`` prints
+#: it (icat.server PropertyHandler; Java's String hash codes and a 32-bucket table decide it).
+_ENTITIES_TO_INDEX_6_2 = (
+    "ParameterType, Datafile, User, Dataset, InvestigationType, Sample, InvestigationInstrument, "
+    "DatasetType, InstrumentScientist, SampleParameter, DatafileParameter, DatasetParameter, "
+    "InvestigationUser, Instrument, Investigation, DatasetTechnique, Facility, DatafileFormat, "
+    "SampleType, InvestigationParameter"
+)
+
+
+def deployment_properties(service: IcatService) -> list[str]:
+    """What getProperties lists: the lines ICAT's PropertyHandler formats, in its order.
+
+    For 6.2 those of a deployment without notifications, call logging, search engine, cluster
+    or IDS key (the digest key would be a secret anyway); for 4.3 the mandatory ones, with the
+    empty notification and log lists that ICAT 4.3 required to be set.
+    """
+    auth = service.authenticators
+    minutes = service.lifetime_minutes
+    lifetime = f"{int(minutes)}" if minutes == int(minutes) else f"{minutes:g}"
+    lines = [f"authn.list {' '.join(i.mnemonic for i in auth.info)}"]
+    if service.profile.name == "4.3":
+        return [
+            *lines,
+            f"lifetimeMinutes {lifetime}",
+            f"rootUserNames {' '.join(auth.root_user_names)}",
+            "notification.list ",
+            "log.list ",
+        ]
+    for info in auth.info:
+        lines.append(f"authn.{info.mnemonic}.url = {service.base_url}")
+        if info.friendly:
+            lines.append(f"authn.{info.mnemonic}.friendly {info.friendly}")
+    return [
+        *lines,
+        f"lifetimeMinutes {lifetime}",
+        f"rootUserNames {' '.join(auth.root_user_names)}",
+        f"search.entitiesToIndex [{_ENTITIES_TO_INDEX_6_2}]",
+        f"maxEntities {service.max_entities}",
+        "importCacheSize 50",
+        "exportCacheSize 50",
+        "maxIdsInQuery 500",
+        "jms.topicConnectionFactory java:comp/DefaultJMSConnectionFactory",
+    ]

@@ -41,11 +41,12 @@ _ENVELOPE_CLOSE = "</S:Body></S:Envelope>"
 
 
 class ClientFault(Exception):
-    """The request itself is wrong (not SOAP, unknown operation, bad value): ``S:Client``."""
+    """The request itself is wrong (not SOAP, a bad value): ``S:Client``."""
 
 
 class ServerFault(Exception):
-    """A fault without IcatException detail, as JAX-WS raises for e.g. a bean without xsi:type."""
+    """A fault without IcatException detail, as JAX-WS raises for e.g. a bean without xsi:type
+    or an unknown operation."""
 
 
 def fault_envelope(code: str, message: str, error: IcatError | None = None) -> bytes:
@@ -133,9 +134,12 @@ class SoapEndpoint:
             op = local_name(wrapper)
             handler = self.handlers.get(op) if etree.QName(wrapper).namespace == ICAT_NS else None
             if handler is None:
-                raise ClientFault(
-                    f"Cannot find dispatch method for {{{etree.QName(wrapper).namespace}}}{op}"
-                )
+                namespace = etree.QName(wrapper).namespace
+                if namespace == ICAT_NS and self.profile.name != "4.3":
+                    # what Metro 4 under a real ICAT 6.2 answers for an operation it lacks
+                    raise ServerFault("java.lang.NullPointerException")
+                # the Metro 2 of ICAT 4.3's Glassfish, and any server for a foreign namespace
+                raise ClientFault(f"Cannot find dispatch method for {{{namespace}}}{op}")
             return 200, _response(op, handler(wrapper))
         except IcatError as exc:
             return 500, fault_envelope("Server", exc.message, exc)
@@ -245,14 +249,18 @@ class SoapEndpoint:
 
     def _op_getEntityInfo(self, w: etree._Element) -> str:
         info = self.service.get_entity_info(self._text(w, "beanName"))
-        out = [f"<return><classComment>{escape(info.comment)}</classComment>"]
+        # JAXB leaves out what is null: no comment, no element (not an empty one)
+        out = ["<return>"]
+        if info.comment:
+            out.append(f"<classComment>{escape(info.comment)}</classComment>")
         if info.constraint:
             out.append("<constraints>")
             out.extend(f"<fieldNames>{n}</fieldNames>" for n in info.constraint)
             out.append("</constraints>")
         for f in info.fields:
+            comment = f"<comment>{escape(f.comment)}</comment>" if f.comment else ""
             out.append(
-                f"<fields><comment>{escape(f.comment)}</comment><name>{f.name}</name>"
+                f"<fields>{comment}<name>{f.name}</name>"
                 f"<notNullable>{'true' if f.not_null else 'false'}</notNullable>"
                 f"<relType>{f.rel.value}</relType>"
                 + (f"<stringLength>{f.string_length}</stringLength>" if f.string_length else "")
@@ -268,9 +276,9 @@ class SoapEndpoint:
                 f"<keys><hide>{'true' if hide else 'false'}</hide><name>{name}</name></keys>"
                 for name, hide in a.keys
             )
+            friendly = f"<friendly>{escape(a.friendly)}</friendly>" if a.friendly else ""
             out.append(
-                f"<return><admin>{'true' if a.admin else 'false'}</admin>"
-                f"<friendly>{escape(a.friendly)}</friendly>{keys}"
+                f"<return><admin>{'true' if a.admin else 'false'}</admin>{friendly}{keys}"
                 f"<mnemonic>{escape(a.mnemonic)}</mnemonic></return>"
             )
         return "".join(out)

@@ -135,6 +135,8 @@ class Store:
     ) -> int:
         entity = self._entity_of(bean)
         values = bean.values
+        if entity.base == "Parameter":
+            _check_applicable(entity, values.get("type"))
         cols: list[str] = ["createId", "createTime", "modId", "modTime"]
         stamp_text = tables.format_stored_datetime(stamp)
         params: list[Any] = [user, stamp_text, user, stamp_text]
@@ -250,7 +252,7 @@ class Store:
     def update(self, user: str, bean: Bean, check: AccessCheck | None = None) -> None:
         entity = self._entity_of(bean)
         if bean.id is None:
-            raise IcatBadParameter(f"{entity.name}: the bean to update has no id")
+            raise IcatNoSuchObject(f"{entity.name} has null primary key.")
         with self.transaction():
             self.require(entity, int(bean.id))
             # As ICAT's EntityBeanManager.update: UPDATE is judged on the stored object before
@@ -311,7 +313,7 @@ class Store:
                 try:
                     entity = self._entity_of(bean)
                     if bean.id is None:
-                        raise IcatBadParameter(f"{entity.name}: the bean to delete has no id")
+                        raise IcatNoSuchObject(f"{entity.name} has null primary key.")
                     self.require(entity, int(bean.id))
                     if check is not None:
                         check("DELETE", entity, int(bean.id))
@@ -329,6 +331,23 @@ class Store:
 
     def count(self, entity_name: str) -> int:
         return int(self.conn.execute(f"SELECT count(*) FROM {table(entity_name)}").fetchone()[0])
+
+
+def _check_applicable(entity: Entity, parameter_type: Any) -> None:
+    """ICAT's check before a parameter is stored: its type must apply to the parent's entity.
+
+    ICAT reads the flag on the ParameterType *as sent* (not as stored), so a reference by id
+    alone has the flag false and the name null (seen on a real 6.2; Parameter.preparePersist).
+    """
+    if not isinstance(parameter_type, Bean):
+        raise IcatValidation("Type of parameter is not set")
+    parent = entity.name.removesuffix("Parameter")
+    if parameter_type.values.get(f"applicableTo{parent}") is not True:
+        name = parameter_type.values.get("name") or "null"  # Java's string of a null
+        article = "an" if parent[0] in "AEIOU" else "a"
+        raise IcatValidation(
+            f"Parameter of type {name} is not applicable to {article} {parent}"
+        )
 
 
 def _check_value(entity: Entity, f: Field, value: Any) -> None:

@@ -23,9 +23,7 @@ from igestbench.errors import Sv7Error
 from igestbench.icat.credentials import Credentials
 from igestbench.icat.faults import IcatError, IcatInternal
 from igestbench.icat.query import Condition, Query
-from igestbench.icat.schema import get_profile
 from igestbench.measure.sampler import Sampler
-from igestbench.measure.timing import Recorder, Timer
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.nexus import generate_run
 from igestbench.results import ResultWriter
@@ -36,7 +34,6 @@ from igestbench.run.progress import Progress
 from igestbench.run.thresholds import evaluate, parse_threshold
 from igestbench.run.workers import WORKLOADS, WorkerSpec, run_workers
 from igestbench.workloads import Journal, RunTag, cleanup
-from igestbench.workloads.ingest import Ingestor
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -45,8 +42,6 @@ EXIT_UNREACHABLE = 4
 EXIT_INTERRUPTED = 130
 
 LOCAL_ACCOUNT = Credentials("simple", "ingest", "ingest")
-#: The built-in catalogue's example data (not under the run tag: the run did not measure it).
-EXAMPLE_FACILITY = "EXAMPLE"
 #: NeXus files a worker ingests to prepare the workloads other than the full cycle.
 PREPARATION_FILES = {"single-query": 3, "burst": 1, "multi-query": 1}
 
@@ -80,8 +75,10 @@ def _target(config: RunConfig) -> Iterator[Target]:
         )
         yield Target(config.target, config.credentials, client, local=False)
         return
-    # over HTTPS with a throwaway CA, so that the TLS checks have something to check
-    with LocalCatalogue(ServeConfig(tls="ca")) as local:
+    # over HTTPS with a throwaway CA, so that the TLS checks have something to check; with
+    # example data readable by everyone, which the read checks look for (not under the run tag:
+    # the run did not create it)
+    with LocalCatalogue(ServeConfig(tls="ca", example_data=True)) as local:
         assert local.tls is not None
         credentials = config.credentials or LOCAL_ACCOUNT
         client = ClientConfig(local.service_url, ca_file=local.tls.ca)
@@ -128,8 +125,6 @@ class Runner:
             status, code = "complete", EXIT_OK
             sampler = Sampler(interval_s=1.0).start()
             try:
-                if target.local:
-                    self._seed_local(target)  # the example data the read checks look for
                 # the checks first: when the target cannot be reached, they say why
                 if "verify" in config.parts:
                     from igestbench.run import service_checks
@@ -187,19 +182,6 @@ class Runner:
             catalogue.login(target.credentials.authenticator, target.credentials.as_login())
             catalogue.logout()
             return catalogue.version()
-        finally:
-            catalogue.close()
-
-    def _seed_local(self, target: Target) -> None:
-        """Give the built-in catalogue some data, as a real one has, for the read checks."""
-        catalogue = connect(target.client, "zeep")
-        try:
-            catalogue.login(target.credentials.authenticator, target.credentials.as_login())
-            files = generate_run(self.work / "example", EXAMPLE_FACILITY, 6)
-            ingestor = Ingestor(catalogue, get_profile("6.2"), Journal(), Timer(Recorder()))
-            for path in files:
-                ingestor.ingest(path)
-            catalogue.logout()
         finally:
             catalogue.close()
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 #: The local catalogue's ordinary account: the checks prove it can read and cannot write.
 LOCAL_READER = Account("simple", "reader", "reader", role="reader")
-#: What the runner puts into the built-in catalogue before the checks (see Runner._seed_local).
+#: The example data of the built-in catalogue (igestbench.mock.seed), as the reader sees it.
 LOCAL_REFERENCE_QUERIES = (
     ReferenceQuery(
         "example datafiles",
