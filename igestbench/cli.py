@@ -137,6 +137,14 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="N",
         help="most XML elements in one request body, checked while parsing (default 250000)",
     )
+    p.add_argument(
+        "--timezone",
+        default="UTC",
+        metavar="ZONE",
+        help="the server's time zone (IANA name, e.g. Europe/Berlin): dates sent without a zone "
+        "are read in it and answers are given in it, as ICAT does with its JVM's zone "
+        "(default UTC)",
+    )
     g = p.add_argument_group("fault injection (to test clients and the suite itself)")
     g.add_argument(
         "--latency-ms",
@@ -196,6 +204,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_entities=args.max_entities,
         query_timeout_s=args.query_timeout,
         max_elements=args.max_elements,
+        timezone=args.timezone,
         example_data=args.example_data,
         friendly_names=tuple(friendly.items()),
         knobs=FaultKnobs(
@@ -217,6 +226,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=out,
         )
         print(f"WSDL: {catalogue.wsdl_url}", file=out)
+        if config.timezone.upper() != "UTC":
+            print(f"time zone: {config.timezone}", file=out)
         if catalogue.tls is not None:
             print(
                 f"TLS: {catalogue.tls.mode} certificate; clients may trust {catalogue.tls.ca}",

@@ -17,11 +17,13 @@ Never from the command line; they live only in memory: their ``repr`` hides the 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import ipaddress
 import math
 import os
 import socket
 import tomllib
+import zoneinfo
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -107,6 +109,9 @@ class ServeConfig:
     #: (mechanism, name) pairs getAuthenticatorInfo gives as ``friendly`` (ICAT's
     #: ``authn.<mnemonic>.friendly``); a mechanism without one has none.
     friendly_names: tuple[tuple[str, str], ...] = DEFAULT_FRIENDLY_NAMES
+    #: The server's time zone (IANA name): ICAT reads dates without a zone in its JVM's zone
+    #: and answers in it, so reference data made on a CET server reads back the same.
+    timezone: str = "UTC"
     knobs: FaultKnobs = field(default_factory=FaultKnobs)
 
     def __post_init__(self) -> None:
@@ -133,6 +138,20 @@ class ServeConfig:
             raise UsageError(f"--query-timeout {self.query_timeout_s:g}: must be positive")
         if self.max_elements <= 0:
             raise UsageError(f"--max-elements {self.max_elements}: must be positive")
+        self.zone  # noqa: B018 - validates the name now, before anything starts
+
+    @property
+    def zone(self) -> dt.tzinfo:
+        """The time zone named by ``timezone``."""
+        if self.timezone.upper() == "UTC":
+            return dt.UTC
+        try:
+            return zoneinfo.ZoneInfo(self.timezone)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise UsageError(
+                f"--timezone {self.timezone}: not a known time zone "
+                "(an IANA name such as UTC, Europe/Berlin or CET)"
+            ) from None
 
 
 def is_loopback(host: str) -> bool:

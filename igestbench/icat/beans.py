@@ -59,23 +59,32 @@ class Bean:
 
 @functools.lru_cache(maxsize=8192)
 def format_datetime(value: dt.datetime) -> str:
-    """xs:dateTime as ICAT 6.2 sends it: UTC, 'Z', fractional seconds only when present."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    value = value.astimezone(UTC)
+    """xs:dateTime as ICAT sends it (JAXB): in the value's own offset, 'Z' for UTC, fractional
+    seconds only when present. A naive value is UTC. A server in UTC answers
+    ``2024-03-03T10:00:00Z``; one in CET the same instant as ``2024-03-03T11:00:00+01:00``.
+    """
+    offset = value.utcoffset()
+    if offset is None:
+        offset = dt.timedelta(0)
+    text = value.strftime("%Y-%m-%dT%H:%M:%S")
     if value.microsecond:
-        return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+        text += f".{value.microsecond // 1000:03d}"
+    if not offset:
+        return text + "Z"
+    minutes = int(offset.total_seconds()) // 60
+    sign = "+" if minutes >= 0 else "-"
+    return f"{text}{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
-def parse_datetime(text: str) -> dt.datetime:
-    """An xs:dateTime (with Z, an offset or no zone, which means UTC) as an aware datetime."""
+def parse_datetime(text: str, zone: dt.tzinfo = UTC) -> dt.datetime:
+    """An xs:dateTime as an aware datetime in UTC; without a zone it is read in ``zone``, as
+    ICAT reads it in its JVM's default time zone."""
     text = text.strip()
     if text.endswith(("Z", "z")):
         text = text[:-1] + "+00:00"
     value = dt.datetime.fromisoformat(text)
     if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
+        value = value.replace(tzinfo=zone)
     return value.astimezone(UTC)
 
 
@@ -88,8 +97,10 @@ def parse_bool(text: str) -> bool:
     raise ValueError(f"{text!r} is not an xs:boolean")
 
 
-def from_text(f: Field, text: str) -> Any:
-    """The Python value of attribute ``f`` given as XML text; ValueError when it is not one."""
+def from_text(f: Field, text: str, zone: dt.tzinfo = UTC) -> Any:
+    """The Python value of attribute ``f`` given as XML text; ValueError when it is not one.
+
+    ``zone``: where a date without a zone is read (the server's time zone)."""
     t = f.type
     try:
         if t == "String":
@@ -99,9 +110,14 @@ def from_text(f: Field, text: str) -> Any:
         if t == "Double":
             return float(text.strip())
         if t in ("boolean", "Boolean"):
+            if not text.strip():
+                # JAXB reads an empty xs:boolean (suds sends <complete/> for an unset one) as
+                # null, and null set on a Java primitive is its default: ICAT's entity
+                # booleans are primitives, so they become false; a Boolean stays null.
+                return False if t == "boolean" else None
             return parse_bool(text)
         if t == "Date":
-            return parse_datetime(text)
+            return parse_datetime(text, zone)
         return text.strip()  # enumerations travel as their names
     except ValueError as exc:
         raise ValueError(f"{f.name}: {text!r} is not a valid {t}") from exc

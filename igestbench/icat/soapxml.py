@@ -143,10 +143,12 @@ def decode_bean(
     element: etree._Element,
     entity: Entity | None = None,
     on_unknown: Callable[[Entity, str], None] | None = None,
+    zone: dt.tzinfo = dt.UTC,
 ) -> Bean:
     """The Bean an element holds; its type from ``xsi:type`` unless ``entity`` is given.
 
     Unknown child elements are ignored (ICAT accepts them) unless ``on_unknown`` says otherwise.
+    Dates without a zone are read in ``zone`` (the server's time zone).
     """
     if entity is None:
         xsi_type = element.get(XSI_TYPE)
@@ -170,14 +172,14 @@ def decode_bean(
             values[name] = None
         elif f.rel is RelType.ATTRIBUTE:
             try:
-                values[name] = from_text(f, child.text or "")
+                values[name] = from_text(f, child.text or "", zone)
             except ValueError as exc:
                 raise DecodeError(f"{entity.name}.{exc}") from None
         elif f.rel is RelType.ONE:
-            values[name] = decode_bean(profile, child, profile.entity(f.type), on_unknown)
+            values[name] = decode_bean(profile, child, profile.entity(f.type), on_unknown, zone)
         else:
             values.setdefault(name, []).append(
-                decode_bean(profile, child, profile.entity(f.type), on_unknown)
+                decode_bean(profile, child, profile.entity(f.type), on_unknown, zone)
             )
     return Bean(entity.name, values)
 

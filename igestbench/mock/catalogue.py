@@ -168,6 +168,7 @@ class LocalCatalogue:
             self.config.max_entities,
             self.config.lifetime_minutes,
             query_timeout_s=self.config.query_timeout_s,
+            zone=self.config.zone,
         )
         if self.store.fresh:
             seed_new_database(self.service, example_data=self.config.example_data)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 
@@ -37,6 +38,7 @@ class IcatService:
         max_entities: int,
         lifetime_minutes: float,
         query_timeout_s: float = 30.0,
+        zone: dt.tzinfo = dt.UTC,
     ) -> None:
         self.profile = profile
         self.store = store
@@ -47,6 +49,8 @@ class IcatService:
         self.max_entities = max_entities
         self.lifetime_minutes = lifetime_minutes
         self.query_timeout_s = query_timeout_s
+        #: The server's time zone: dates without a zone are read in it, answers are given in it.
+        self.zone = zone
         #: Where the authenticators answer (getProperties' ``authn.<m>.url``): the catalogue's
         #: own URL, since they are built in; set once it listens.
         self.base_url = "https://localhost:8181"

@@ -295,7 +295,9 @@ class Store:
                 self._insert(user, child, stamp, verified, (f.mapped_by, new_id), check)
         if entity.name in AUTHZ_ENTITIES:
             self.authz_generation += 1
-        if check is not None:
+        # ICAT checks CREATE once, on the top-level bean after the whole cascade is flushed
+        # (EntityBeanManager.create): a rule on Investigation lets its contained children in.
+        if check is not None and parent is None:
             check("CREATE", entity, new_id)
         return new_id
 
@@ -371,8 +373,14 @@ class Store:
             raise IcatNoSuchObject(f"{entity.name} has null primary key.")
         with self.transaction():
             self.require(entity, int(bean.id))
+            # As ICAT's EntityBeanManager.update: UPDATE is judged on the stored object before
+            # the change; a change of a relation in the uniqueness key also needs DELETE on the
+            # old object and CREATE on the changed one.
+            identity_change = self._identity_change(entity, bean)
             if check is not None:
                 check("UPDATE", entity, int(bean.id))
+                if identity_change:
+                    check("DELETE", entity, int(bean.id))
             cols = ["modId", "modTime"]
             params: list[Any] = [user, tables.format_stored_datetime(now())]
             present: list[str] = []
@@ -396,10 +404,23 @@ class Store:
                 self.conn.execute(sql, [*params, int(bean.id)])
             except sqlite3.IntegrityError as exc:
                 raise self._integrity_error(entity, bean.values, exc, None) from None
-            if check is not None:
-                check("UPDATE", entity, int(bean.id))
+            if check is not None and identity_change:
+                check("CREATE", entity, int(bean.id))
             if entity.name in AUTHZ_ENTITIES:
                 self.authz_generation += 1
+
+    def _identity_change(self, entity: Entity, bean: Bean) -> bool:
+        """Whether ``bean`` moves the stored object to another parent of its uniqueness key."""
+        rels = [entity.field(n) for n in entity.constraint]
+        rels = [f for f in rels if f.rel is RelType.ONE and f.name in bean.values]
+        if not rels:
+            return False
+        cols = ", ".join(quote(column_name(f)) for f in rels)
+        row = self.conn.execute(
+            f"SELECT {cols} FROM {table(entity)} WHERE id = ?", (int(bean.id or 0),)
+        ).fetchone()
+        new = [getattr(bean.values[f.name], "id", None) for f in rels]
+        return any(n is not None and n != old for n, old in zip(new, row, strict=True))
 
     def delete_many(
         self, beans: Sequence[Bean], check: AccessCheck | None = None, first_offset: int = 0
