@@ -9,6 +9,7 @@ import requests
 from lxml import etree
 
 from igestbench.icat.soapxml import ICAT_NS, SOAP_ENV_NS, escape
+from igestbench.mock.catalogue import LocalCatalogue
 
 #: What a real ICAT 6.2.0 served and answered, recorded (fixtures/icat-6.2/README.md says when).
 ICAT_62 = Path(__file__).resolve().parents[1] / "fixtures" / "icat-6.2"
@@ -41,6 +42,32 @@ def login(url: str, user: str = "root", password: str | None = None) -> str:
     r = call(url, "login", inner)
     assert r.status_code == 200, r.text
     return str(returns(r)[0].text)
+
+
+def issued_sessions(cat: LocalCatalogue) -> list[str]:
+    """A list that fills with every session id ``cat`` issues from now on (also those a
+    logout forgets): what a test checks no output of a client contains."""
+    issued: list[str] = []
+    open_session = cat.service.sessions.open
+
+    def remember(user: str) -> str:
+        sid = open_session(user)
+        issued.append(sid)
+        return sid
+
+    cat.service.sessions.open = remember  # type: ignore[method-assign]
+    return issued
+
+
+def create(url: str, sid: str, xml_type: str, fields: str) -> int:
+    """The id of a new object of ``xml_type`` (the XSD type name) with ``fields`` as its XML."""
+    r = call(
+        url,
+        "create",
+        f'<sessionId>{sid}</sessionId><bean xsi:type="tns:{xml_type}">{fields}</bean>',
+    )
+    assert r.status_code == 200, r.text
+    return int(returns(r)[0].text or 0)
 
 
 def returns(response: requests.Response) -> list[etree._Element]:

@@ -14,6 +14,7 @@ from igestbench import redaction
 from igestbench.config import ServeConfig
 from igestbench.mock.auth import Account
 from igestbench.mock.catalogue import LocalCatalogue
+from tests.soap_helpers import issued_sessions
 from tests.test_run import FAST_SWEEP, credentials_env, sv7
 
 LOGIN_ENVELOPE = (
@@ -100,16 +101,8 @@ def test_debug_run_leaks_no_password_and_no_session_id(tmp_path: Path) -> None:
         Account("simple", "ingest", password, root=True),
         Account("simple", "root", "root", root=True),
     )
-    issued: list[str] = []
     with LocalCatalogue(ServeConfig(accounts=accounts)) as cat:
-        open_session = cat.service.sessions.open
-
-        def remember(user: str) -> str:
-            sid = open_session(user)
-            issued.append(sid)
-            return sid
-
-        cat.service.sessions.open = remember  # type: ignore[method-assign]
+        issued = issued_sessions(cat)
         result = sv7(
             "--debug",
             "run",

@@ -14,6 +14,7 @@ from typing import Any
 
 from igestbench.config import ServeConfig
 from igestbench.mock.catalogue import LocalCatalogue
+from tests.soap_helpers import issued_sessions
 
 WORKLOADS = "full-cycle,single-query,burst,multi-query"
 #: a sweep of a few seconds: low rates, short steps
@@ -75,16 +76,8 @@ def left_on_server(cat: LocalCatalogue) -> int:
 
 
 def test_run_against_a_target_writes_a_clean_result_file(tmp_path: Path) -> None:
-    issued: list[str] = []
     with LocalCatalogue(ServeConfig()) as cat:
-        open_session = cat.service.sessions.open
-
-        def remember(user: str) -> str:
-            sid = open_session(user)
-            issued.append(sid)
-            return sid
-
-        cat.service.sessions.open = remember  # type: ignore[method-assign]
+        issued = issued_sessions(cat)
         result = sv7(
             "run",
             "--target",

@@ -16,23 +16,13 @@ import pytest
 from igestbench.config import ServeConfig
 from igestbench.errors import UsageError
 from igestbench.mock.catalogue import LocalCatalogue
-from tests.soap_helpers import call, fault, login, returns
+from tests.soap_helpers import call, create, fault, login, returns
 
 
 @pytest.fixture(scope="module")
 def berlin() -> Iterator[LocalCatalogue]:
     with LocalCatalogue(ServeConfig(timezone="Europe/Berlin")) as cat:
         yield cat
-
-
-def create(url: str, sid: str, xml_type: str, fields: str) -> int:
-    r = call(
-        url,
-        "create",
-        f'<sessionId>{sid}</sessionId><bean xsi:type="tns:{xml_type}">{fields}</bean>',
-    )
-    assert r.status_code == 200, r.text
-    return int(returns(r)[0].text or "")
 
 
 def facility(url: str, sid: str, name: str) -> int:

@@ -40,20 +40,10 @@ import requests
 
 from igestbench.icat.soapxml import escape
 from tests.benchmarks.served import served_catalogue
-from tests.soap_helpers import ENVELOPE, call, login, returns
+from tests.soap_helpers import ENVELOPE, create, login
 
 N_FILES = 2000
 CONCURRENCY = (1, 8, 32)
-
-
-def create(url: str, sid: str, xml_type: str, fields: str) -> int:
-    r = call(
-        url,
-        "create",
-        f'<sessionId>{sid}</sessionId><bean xsi:type="tns:{xml_type}">{fields}</bean>',
-    )
-    assert r.status_code == 200, r.text
-    return int(returns(r)[0].text or 0)
 
 
 def setup(url: str, sid: str, facility: str = "BENCH") -> tuple[int, int]:

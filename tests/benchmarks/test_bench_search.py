@@ -20,9 +20,9 @@ import pytest
 import requests
 
 from igestbench.icat.soapxml import escape
-from tests.benchmarks.catalogue_load import create, create_many_body, setup, timed_post
+from tests.benchmarks.catalogue_load import create_many_body, setup, timed_post
 from tests.benchmarks.served import served_catalogue
-from tests.soap_helpers import ENVELOPE, login
+from tests.soap_helpers import ENVELOPE, create, login
 
 pytestmark = pytest.mark.benchmark(group="2,000-row search")
 
