@@ -176,6 +176,8 @@ class RunConfig:
     target: str | None = None
     site: str = "local"
     flavours: tuple[str, ...] = ("zeep", "python-icat")
+    #: soap, rest or both; None: what the target serves (igestbench.run.interfaces decides)
+    interfaces: tuple[str, ...] | None = None
     parts: tuple[str, ...] = PARTS
     concurrency: tuple[int, ...] = (1, 2)
     #: NeXus files each worker ingests in the full cycle.

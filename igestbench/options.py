@@ -21,6 +21,8 @@ from igestbench.errors import UsageError
 
 PARTS = ("verify", "full-cycle", "single-query", "burst", "multi-query", "sweep")
 FLAVOUR_NAMES = ("zeep", "python-icat", "lean")
+#: ICAT's two interfaces over one entity manager: SOAP (/ICATService/ICAT) and REST (/icat/...).
+INTERFACES = ("soap", "rest")
 #: The operations a load sweep can mix (igestbench.run.load_sweep builds one function each).
 MIX_OPERATIONS = ("search", "concise", "get", "create")
 MAX_CONCURRENCY = 256
@@ -227,6 +229,9 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
               "this machine's short host name with --target)"),
     RunOption("--flavour", "flavours", names(FLAVOUR_NAMES),
               "client flavours: zeep, python-icat, lean (default: zeep,python-icat)"),
+    RunOption("--interface", "interfaces", names(INTERFACES),
+              "interfaces to measure: soap, rest (default: what the target serves; "
+              "SOAP with --flavour, REST with the rest client)"),
     RunOption("--parts", "parts", names(PARTS),
               "verify,full-cycle,single-query,burst,multi-query,sweep (default: all)"),
     RunOption("--concurrency", "concurrency", levels,

@@ -30,8 +30,17 @@ FORMAT_NAME = "igestbench-result"
 #     benchmarks[].workload/flavour/concurrency, sweeps[].steps/stopped (why a sweep ended
 #     early), samples[].phase. Version-1 files are upgraded on load (loader._UPGRADES[1]).
 #     Added since, without a new version (readers ignore unknown keys): run.journal (typed, str),
-#     cleanup.journal and cleanup.foreign (issue 10).
+#     cleanup.journal and cleanup.foreign (issue 10); the interface of every figure (issue 12):
+#     benchmarks[].interface and sweeps[].interface ("soap" | "rest", typed), run.interfaces
+#     (what was measured) and target.interfaces (what the target serves, and why). A file
+#     without them measured SOAP only: the loader reads a missing interface as "soap"
+#     (loader.with_interfaces), so every figure a reader sees says its interface.
 FORMAT_VERSION = 2
+
+#: The interfaces a figure may have measured (ICAT's SOAP and REST APIs), and the one a file
+#: written before REST was measured (no ``interface`` key) measured.
+INTERFACES = ("soap", "rest")
+DEFAULT_INTERFACE = "soap"
 
 #: The values of ``run.status``. A file stays "partial" from its first write until the run
 #: finishes, so a crash leaves a file that says it is incomplete.
@@ -85,6 +94,10 @@ def _check_outcome(value: Any) -> str | None:
     return None if value in OUTCOMES else f"is {value!r}, not one of {', '.join(OUTCOMES)}"
 
 
+def _check_interface(value: Any) -> str | None:
+    return None if value in INTERFACES else f"is {value!r}, not one of {', '.join(INTERFACES)}"
+
+
 @dataclass(frozen=True)
 class Field:
     """One key of the format: where it is, what it holds, whether a file must have it."""
@@ -124,6 +137,7 @@ _V1 = (
     Field("run.concurrency", list, items=int),
     Field("run.options", dict),
     Field("run.journal", str),
+    Field("run.interfaces", list, items=str),
     Field("target", dict, required=True),
     Field("target.url", str, required=True),
     Field("target.host", str),
@@ -131,6 +145,7 @@ _V1 = (
     Field("target.scheme", str),
     Field("target.local", bool),
     Field("target.api_version", str, nullable=True),
+    Field("target.interfaces", dict),
     Field("environment", dict),
     Field("probe", dict),
     Field("checks", list, items=dict),
@@ -166,9 +181,11 @@ def _v2() -> tuple[Field, ...]:
             Field("benchmarks[].concurrency", int),
             Field("benchmarks[].throughput_per_s", float, nullable=True),
             Field("benchmarks[].ops", dict),
+            Field("benchmarks[].interface", str, check=_check_interface),
         ),
         "sweeps": (
             Field("sweeps[].flavour", str),
+            Field("sweeps[].interface", str, check=_check_interface),
             Field("sweeps[].steps", list, items=dict),
             Field("sweeps[].sustained_rate", float, nullable=True),
             Field("sweeps[].stopped", str, nullable=True),
