@@ -13,6 +13,7 @@ from igestbench.config import CampaignSite
 from igestbench.icat.endpoint import endpoint_of
 from igestbench.report.charts import Chart, build_charts, render_all
 from igestbench.report.footnotes import Footnote, footnotes
+from igestbench.report.interfaces import InterfaceTable, interface_tables
 from igestbench.report.matrices import (
     Participation,
     Success,
@@ -68,6 +69,8 @@ class Report:
     #: what a reader must know about the inputs: skipped files, old formats, unfinished runs
     notices: tuple[str, ...]
     trend: Trend | None
+    #: SOAP and REST side by side, per run that measured REST
+    interfaces: tuple[InterfaceTable, ...] = ()
 
 
 def _notices(campaign: Campaign) -> list[str]:
@@ -112,4 +115,5 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
         footnotes=tuple(notes), marks=marks, scores=tuple(deployment_scores(campaign)),
         benchmarks=tuple(benchmark_rows(campaign)), charts=drawn, runs=runs,
         history_count=len(campaign.history), notices=tuple(_notices(campaign)), trend=before,
+        interfaces=tuple(interface_tables(campaign)),
     )
