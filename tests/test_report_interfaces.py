@@ -61,9 +61,14 @@ def test_a_file_without_interfaces_reads_as_soap(tmp_path: Path) -> None:
     result = load_result(path)
     assert [b["interface"] for b in result.benchmarks] == ["soap"]
     assert [s["interface"] for s in result.sweeps] == ["soap"]
-    for old in sorted((ROOT / "fixtures" / "results").glob("v*/*.json*")):
+    fixtures = ROOT / "fixtures" / "results"
+    for old in (*fixtures.glob("v1/*.json"), *fixtures.glob("before-rest/*.json")):
         loaded = load_result(old)
-        assert all(b["interface"] == "soap" for b in loaded.benchmarks), old
+        assert loaded.benchmarks and all(b["interface"] == "soap" for b in loaded.benchmarks)
+        assert loaded.sweeps and all(s["interface"] == "soap" for s in loaded.sweeps)
+    (current,) = fixtures.glob("v2/*.json")  # as the writer writes it today
+    interfaces = [(b["flavour"], b["interface"]) for b in load_result(current).benchmarks]
+    assert ("rest", "rest") in interfaces and ("zeep", "soap") in interfaces
 
 
 def test_an_unknown_interface_is_refused(tmp_path: Path) -> None:
