@@ -96,7 +96,8 @@ def _benchmark(workload: str, flavour: str, concurrency: int, op: str,
     wall_s = round(sum(latencies_ms) / 1000 / concurrency, 3)
     return {
         "workload": workload, "flavour": flavour, "concurrency": concurrency,
-        "interface": interface, "wall_s": wall_s, "throughput_per_s": round(len(latencies_ms) / wall_s, 1),
+        "interface": interface, "wall_s": wall_s,
+        "throughput_per_s": round(len(latencies_ms) / wall_s, 1),
         "client_bound": False,
         "ops": {op: {"count": len(latencies_ms), "ok": len(latencies_ms),
                      "errors": {"IcatSession": 0, "timeout": 0},
