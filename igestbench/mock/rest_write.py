@@ -6,6 +6,9 @@ transaction, with the semantics of icat.server 6.2.0's ``EntityBeanManager.write
 * An object with ``id`` is updated: only the fields it names change (a null clears one), unlike
   SOAP's ``update``, which replaces every field; children it carries are created under it; a
   referenced object that names fields besides its id is updated as well. Its id is not returned.
+* A reference ``{"id": n}`` stands for the stored object (ICAT loads it), so a parameter whose
+  type is referenced by id is checked against the stored type's ``applicableTo…`` flags, where
+  SOAP's create reads the flags on the reference as sent.
 * The whole list is rolled back when one object fails, and the fault's offset is that object's
   index in the list.
 """
@@ -26,11 +29,12 @@ def write(service: IcatService, sid: str | None, beans: Sequence[Bean]) -> list[
     service.check_batch_size(len(beans))
     store = service.store
     ids: list[int] = []
+    types: dict[int, Bean] = {}
     with store.transaction():
         for index, bean in enumerate(beans):
             try:
                 if bean.id is None:
-                    ids.append(service.create(sid, bean))
+                    ids.append(service.create(sid, _loaded_types(service, user, bean, types)))
                 else:
                     _update(service, sid, user, bean)
             except IcatError as exc:
@@ -78,4 +82,22 @@ def _update(service: IcatService, sid: str | None, user: str, bean: Bean) -> Non
         values = dict(child.values)
         if back:
             values[back] = Bean(entity.name, {"id": obj_id})
-        service.create(sid, Bean(child.entity, values))
+        child = _loaded_types(service, user, Bean(child.entity, values), {})
+        service.create(sid, child)
+
+
+def _loaded_types(service: IcatService, user: str, bean: Bean, types: dict[int, Bean]) -> Bean:
+    """``bean`` with the ParameterType of every parameter in it as stored (not as referenced)."""
+    entity = service.profile.entity(bean.entity)
+    values = dict(bean.values)
+    kind = values.get("type")
+    if entity.base == "Parameter" and isinstance(kind, Bean) and kind.id is not None:
+        type_id = int(kind.id)
+        if type_id not in types:
+            types[type_id] = service.reader.get(user, "ParameterType", type_id, None)
+        values["type"] = types[type_id]
+    for f in entity.manys:
+        children = values.get(f.name)
+        if children:
+            values[f.name] = [_loaded_types(service, user, c, types) for c in children]
+    return Bean(bean.entity, values)
