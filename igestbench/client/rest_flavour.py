@@ -47,7 +47,7 @@ from igestbench.icat import rest_json
 from igestbench.icat.beans import Bean
 from igestbench.icat.endpoint import endpoint_of
 from igestbench.icat.entity_info import EntityInfo
-from igestbench.icat.faults import IcatError, IcatNoSuchObject, IcatNotImplemented
+from igestbench.icat.faults import IcatError, IcatNoSuchObject, IcatNotImplemented, IcatSession
 from igestbench.icat.query import Query
 from igestbench.icat.schema import Profile
 
@@ -156,7 +156,11 @@ class RestCatalogue:
         return self._session_id or ""
 
     def _session_path(self) -> str:
-        return "session/" + quote(self._sid(), safe="")
+        if not self._session_id:
+            # /icat/session/ without an id is another resource (login): say what ICAT says
+            # for a missing session id, as the SOAP flavours hear it
+            raise IcatSession("Session Id cannot be null or empty.")
+        return "session/" + quote(self._session_id, safe="")
 
     def _decoded(self, decode: Any, data: Any) -> Any:
         try:

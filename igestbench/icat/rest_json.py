@@ -328,12 +328,18 @@ def _scalar(value: Any) -> Any:
 
 
 def search_from_answer(profile: Profile, data: Any) -> list[Any]:
-    """A search answer as the SOAP flavours return it: Beans, scalars, tuples for rows."""
+    """A search answer as the SOAP flavours return it: Beans, scalars, tuples for rows.
+
+    A null item (an aggregate over no rows, which ICAT's REST API writes as null) is left out:
+    its SOAP answer has no element for it, and all flavours return the same.
+    """
     if not isinstance(data, list):
         raise ValueError("a search answer is a JSON array")
     decoder = _Decoder(profile, writing=False)
     out: list[Any] = []
     for item in data:
+        if item is None:
+            continue
         if isinstance(item, dict):
             out.append(decoder.top(item))
         elif isinstance(item, list):

@@ -246,9 +246,11 @@ class RestEndpoint:
             return 200, rest_json.bean_json(self.profile, bean, self.zone)
         result = self.service.search(sid, query)
         entities = not result.value_types
-        return 200, rest_json.search_json(
-            self.profile, result.items, entities, result.multi, self.zone
-        )
+        items = list(result.items)
+        if result.empty_aggregates:  # JPA's one row of nulls, which ICAT writes as null
+            empty = tuple(None for _ in result.value_types) if result.multi else None
+            items += [empty] * result.empty_aggregates
+        return 200, rest_json.search_json(self.profile, items, entities, result.multi, self.zone)
 
     def _write(self, request: Request, parts: list[str]) -> tuple[int, Any]:
         form = self._form(request)
