@@ -19,6 +19,7 @@ from typing import Any
 import requests
 
 from igestbench.client import ClientConfig
+from igestbench.client.rest_flavour import rest_base_url
 from igestbench.client.transport import classify, http_session, timeouts
 from igestbench.icat.endpoint import endpoint_of
 
@@ -29,11 +30,9 @@ REST_FLAVOUR = "rest"
 REST_SINCE = 5
 
 
-def rest_version_url(service_url: str) -> str:
+def rest_version_url(url: str) -> str:
     """``GET`` this for the REST API's version: ``/icat/version`` at the server's root."""
-    endpoint = endpoint_of(service_url)
-    base = endpoint.service_url.removesuffix(endpoint.path)
-    return f"{base}/icat/version"
+    return rest_base_url(url) + "/version"
 
 
 @dataclass(frozen=True)
