@@ -88,6 +88,8 @@ def test_run_against_a_target_writes_a_clean_result_file(tmp_path: Path) -> None
             WORKLOADS,
             "--flavour",
             "zeep,python-icat",
+            "--interface",
+            "soap",  # REST: tests/test_run_interfaces.py
             *SMALL,
             "--out",
             str(tmp_path),
@@ -149,8 +151,11 @@ def test_no_target_runs_every_part_against_the_built_in_catalogue(tmp_path: Path
         c for c in checks if c["outcome"] != "passed"
     ]
     assert data["scores"]["content"]["level"] == "representative"
-    (sweep,) = data["sweeps"]
-    assert sweep["flavour"] == "lean" and sweep["steps"]
+    # the built-in catalogue serves REST too: both interfaces are measured
+    assert [(s["flavour"], s["interface"]) for s in data["sweeps"]] == [
+        ("lean", "soap"), ("rest", "rest")]
+    assert all(s["steps"] for s in data["sweeps"])
+    assert {b["interface"] for b in data["benchmarks"]} == {"soap", "rest"}
     assert {b["workload"] for b in data["benchmarks"]} == set(WORKLOADS.split(","))
     assert data["cleanup"]["left"] == 0
     assert data["run"]["status"] == "complete"
