@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from igestbench.config import CampaignConfig, CampaignSite, CampaignTarget
 from igestbench.report import build_report, render_html, render_markdown, write_csv
 from igestbench.results import ResultFileError, load_result
 from igestbench.results.campaign import Campaign, dump_campaign, load_campaign
+from igestbench.results.campaign_file import CampaignConfig, CampaignSite, CampaignTarget
 from igestbench.results.merge import merge
 from tests.campaign_helpers import bench, sweep, write_result
 
@@ -124,3 +124,16 @@ def test_a_campaign_without_rest_has_no_table(tmp_path: Path) -> None:
     dump_campaign(merge([path], config).document, tmp_path / "c.json")
     report = build_report(load_campaign(tmp_path / "c.json"), charts=False)
     assert report.interfaces == () and 'id="interfaces"' not in render_html(report)
+
+
+def test_rest_missing_gets_its_footnote(tmp_path: Path) -> None:
+    from tests.campaign_helpers import check
+
+    missing = {**check("test_rest_version", "failed", "rest-missing"), "part": "rest"}
+    path = write_result(tmp_path, "A", U1, checks=[check("test_login"), missing])
+    config = CampaignConfig(name="c", parts=("verify",), sites=(CampaignSite("A"),),
+                            targets=(CampaignTarget("T1", U1),))
+    dump_campaign(merge([path], config).document, tmp_path / "c.json")
+    (note,) = build_report(load_campaign(tmp_path / "c.json"), charts=False).footnotes
+    assert note.text == ("T1 answers over SOAP but not over REST (/icat/): a proxy or firewall "
+                         "in the way; checks of sites A flag it")
