@@ -337,6 +337,8 @@ def test_sweep_with_a_mix_reports_each_operation_and_each_connection_mode(tmp_pa
         *FAST_SWEEP,
         "--mix",
         "search=3,get=1,create=1",
+        "--interface",
+        "soap",
         "--out",
         str(tmp_path),
         env=env,

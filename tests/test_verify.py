@@ -362,7 +362,7 @@ def test_check_logs_in_with_the_default_account_of_the_environment(
     monkeypatch.chdir(local_ca.tls.ca.parent)  # no sv7.toml here
     args = _check_args("--target", local_ca.service_url, "--ca-file", str(local_ca.tls.ca))
     assert cmd_check(args) == 0
-    assert capsys.readouterr().out.startswith("ICAT OK - 6.2.0, login ok |")
+    assert capsys.readouterr().out.startswith("ICAT OK - 6.2.0, login ok, REST ok |")
     monkeypatch.setenv("SV7_PASSWORD", "wrong")
     assert cmd_check(args) == 2
     assert capsys.readouterr().out.startswith("ICAT CRITICAL - auth-refused: ")
