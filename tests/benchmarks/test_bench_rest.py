@@ -29,9 +29,9 @@ pytestmark = pytest.mark.benchmark(group="SOAP vs REST")
 #: (client, interface) in the order printed.
 CLIENTS = (("lean", "SOAP"), ("zeep", "SOAP"), ("rest", "REST"))
 N_TARGETS = 100
-N_LOOKUPS = 200
+N_LOOKUPS = 300
 N_FILES = 2000
-ROUNDS = 3
+ROUNDS = 5
 INGEST = {"username": "ingest", "password": "ingest"}
 
 
