@@ -133,3 +133,21 @@ def unused_port_url() -> str:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     return f"http://127.0.0.1:{port}/ICATService/ICAT"
+
+
+def test_the_runs_checks_have_a_rest_part_unless_the_run_is_soap_only(tmp_path: Path) -> None:
+    with LocalCatalogue(ServeConfig(example_data=True)) as cat:
+        for name, more in (("both", []), ("soap", ["--interface", "soap"])):
+            out = tmp_path / name
+            result = sv7("run", "--target", cat.service_url, "--site", "S", "--parts", "verify",
+                         "--account", "reader=simple/reader", "--out", str(out), *more,
+                         env={**credentials_env(), "SV7_PASSWORD_READER": "reader"})
+            assert result.returncode == 0, result.stderr
+            checks = result_of(out)["checks"]
+            assert isinstance(checks, list)
+            rest = [c for c in checks if c["part"] == "rest"]
+            if name == "both":
+                assert len(rest) >= 7 and all(c["outcome"] == "passed" for c in rest), rest
+            else:
+                assert rest == [] and checks  # the SOAP parts all the same
+        assert left_on_server(cat) == 0
