@@ -137,3 +137,22 @@ def test_rest_missing_gets_its_footnote(tmp_path: Path) -> None:
     (note,) = build_report(load_campaign(tmp_path / "c.json"), charts=False).footnotes
     assert note.text == ("T1 answers over SOAP but not over REST (/icat/): a proxy or firewall "
                          "in the way; checks of sites A flag it")
+
+
+def test_the_whole_search_counts_fetch_and_decode(tmp_path: Path) -> None:
+    def multi(flavour: str, fetch_ms: float, decode_ms: float) -> dict[str, Any]:
+        entry = bench("multi-query", "multi-query/whole/fetch", 1, [fetch_ms] * 4, flavour)
+        decode = bench("multi-query", "multi-query/whole/decode", 1, [decode_ms] * 4, flavour)
+        return {**entry, "ops": {**entry["ops"], **decode["ops"]}}
+
+    path = write_result(tmp_path, "A", U1, parts=("multi-query",),
+                        benchmarks=[over("soap", multi("zeep", 10.0, 5.0)),
+                                    over("rest", multi("rest", 20.0, 5.0))])
+    config = CampaignConfig(name="c", parts=("multi-query",), sites=(CampaignSite("A"),),
+                            targets=(CampaignTarget("T1", U1),))
+    dump_campaign(merge([path], config).document, tmp_path / "c.json")
+    (table,) = build_report(load_campaign(tmp_path / "c.json"), charts=False).interfaces
+    (row,) = table.rows
+    soap, rest = row.cells
+    assert soap.ops_per_s == pytest.approx(1000 / 15) and rest.ops_per_s == pytest.approx(40.0)
+    assert soap.p50_ms == pytest.approx(10.0, rel=1e-2)  # the fetch: server and wire
