@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from igestbench.client import Catalogue, LeanCatalogue, TransportFailure, connect
+from igestbench.client import Catalogue, TransportFailure, connect
 from igestbench.config import RunConfig
 from igestbench.errors import Sv7Error
 from igestbench.icat.beans import Bean
@@ -274,8 +274,7 @@ def sweep(
     def logged_in(one_session: bool = True) -> Catalogue:
         # "reopen" keeps the session: the client's close drops only its connection, which
         # the next call opens again
-        client = LeanCatalogue(target.client) if flavour == "lean" else connect(
-            target.client, flavour)
+        client = connect(target.client, flavour)
         try:
             client.login(creds.authenticator, creds.as_login())
         except BaseException:
