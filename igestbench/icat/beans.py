@@ -57,15 +57,19 @@ class Bean:
         return out
 
 
-@functools.lru_cache(maxsize=8192)
 def format_datetime(value: dt.datetime) -> str:
     """xs:dateTime as ICAT sends it (JAXB): in the value's own offset, 'Z' for UTC, fractional
     seconds only when present. A naive value is UTC. A server in UTC answers
     ``2024-03-03T10:00:00Z``; one in CET the same instant as ``2024-03-03T11:00:00+01:00``.
     """
-    offset = value.utcoffset()
-    if offset is None:
-        offset = dt.timedelta(0)
+    # Cached on wall time and offset, not on the datetime: aware datetimes of one instant are
+    # equal in any zone (10:00Z == 11:00+01:00), and in one zone the two 02:30 of a DST change
+    # are equal whatever their offset; either would be given the other's text.
+    return _format_datetime(value.replace(tzinfo=None), value.utcoffset() or dt.timedelta(0))
+
+
+@functools.lru_cache(maxsize=8192)
+def _format_datetime(value: dt.datetime, offset: dt.timedelta) -> str:
     text = value.strftime("%Y-%m-%dT%H:%M:%S")
     if value.microsecond:
         text += f".{value.microsecond // 1000:03d}"

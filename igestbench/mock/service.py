@@ -45,7 +45,7 @@ class IcatService:
         self.authenticators = authenticators
         self.sessions = sessions
         self.authz = Authorizer(store, authenticators.root_users)
-        self.reader = Reader(store, max_entities)
+        self.reader = Reader(store, max_entities, zone)
         self.max_entities = max_entities
         self.lifetime_minutes = lifetime_minutes
         self.query_timeout_s = query_timeout_s

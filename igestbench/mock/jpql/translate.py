@@ -126,6 +126,7 @@ def compile_select(
         aggregate=aggregate,
         includes=included[0],
         include_all_ones=included[1],
+        alias=node.alias if node is not None else "",
     )
     return SearchTemplate(
         search, head, built.where, built.where_params, tail, tail_params,
