@@ -2,7 +2,8 @@
 
 suds sends ``<complete/>`` for a boolean python-icat left unset: JAXB reads it as null, which a
 Java primitive keeps as false, so ICAT accepts it (issue 11). Dates without a zone are read in
-the server's time zone, and answers are given in it (``Z`` for UTC, ``+01:00`` for CET).
+the server's time zone, and answers are given in it (``Z`` for UTC, ``+01:00`` for CET); so are
+``{ts …}`` literals of queries.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pytest
 
 from igestbench.config import ServeConfig
 from igestbench.errors import UsageError
+from igestbench.icat.soapxml import escape
 from igestbench.mock.catalogue import LocalCatalogue
 from tests.soap_helpers import call, create, fault, login, returns
 
@@ -132,6 +134,36 @@ def test_dates_without_zone_are_read_and_answered_in_the_server_zone(
     )
     (bean,) = returns(call(url, "get", get))
     assert bean.findtext("endDate") == "2024-07-01T10:00:00+02:00"
+
+
+def test_ts_literals_are_read_in_the_server_zone(berlin: LocalCatalogue) -> None:
+    """ICAT reads ``{ts …}`` (and a date string) in its JVM's zone: 00:00 in Berlin is 23:00Z."""
+    url = berlin.service_url
+    sid = login(url, "root")
+    fac = facility(url, sid, "ts")
+    for name, start in (("before", "2010-12-31T22:30:00Z"), ("after", "2010-12-31T23:30:00Z")):
+        create(
+            url,
+            sid,
+            "facilityCycle",
+            f"<facility><id>{fac}</id></facility><name>{name}</name><startDate>{start}</startDate>",
+        )
+    where = f"c.facility.id = {fac} AND c.startDate > "
+    for literal in ("{ts 2011-01-01 00:00:00}", "'2011-01-01 00:00:00'"):
+        query = f"SELECT c.name FROM FacilityCycle c WHERE {where}{literal}"
+        assert search_one(url, sid, escape(query)) == "after"
+    count = f"SELECT COUNT(c) FROM FacilityCycle c WHERE {where}{{ts 2011-01-01 00:15:00}}"
+    assert search_one(url, sid, count) == "1"
+    # summer time: 00:00 is 22:00Z the day before
+    create(
+        url,
+        sid,
+        "facilityCycle",
+        f"<facility><id>{fac}</id></facility><name>summer</name>"
+        "<startDate>2011-06-30T22:30:00Z</startDate>",
+    )
+    query = f"SELECT c.name FROM FacilityCycle c WHERE {where}{{ts 2011-07-01 00:00:00}}"
+    assert search_one(url, sid, query) == "summer"
 
 
 def test_a_utc_server_answers_with_z(catalogue: LocalCatalogue) -> None:

@@ -145,7 +145,7 @@ class Reader:
 
     def _compile(self, user: str, query: str, restrict: Restrictions) -> CompiledSearch:
         key = None if restrict is None else tuple(sorted(restrict.items()))
-        return compile_search(self.profile, query, user=user, restrict=key)
+        return compile_search(self.profile, query, user=user, restrict=key, zone=self.zone)
 
     def _execute(
         self, user: str, query: str, restrict: Restrictions

@@ -44,7 +44,7 @@ class IcatService:
         self.store = store
         self.authenticators = authenticators
         self.sessions = sessions
-        self.authz = Authorizer(store, authenticators.root_users)
+        self.authz = Authorizer(store, authenticators.root_users, zone)
         self.reader = Reader(store, max_entities, zone)
         self.max_entities = max_entities
         self.lifetime_minutes = lifetime_minutes
