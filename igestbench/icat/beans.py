@@ -101,6 +101,10 @@ def parse_bool(text: str) -> bool:
     raise ValueError(f"{text!r} is not an xs:boolean")
 
 
+#: Attribute types whose empty element JAXB reads as null (booleans: see :func:`from_text`).
+_NULL_WHEN_EMPTY = frozenset({"Long", "Integer", "Double", "Date"})
+
+
 def from_text(f: Field, text: str, zone: dt.tzinfo = UTC) -> Any:
     """The Python value of attribute ``f`` given as XML text; ValueError when it is not one.
 
@@ -109,6 +113,13 @@ def from_text(f: Field, text: str, zone: dt.tzinfo = UTC) -> Any:
     try:
         if t == "String":
             return text
+        if t in _NULL_WHEN_EMPTY and not text.strip():
+            # JAXB cannot parse an empty xs:long, xs:int, xs:double or xs:dateTime either
+            # (DatatypeConverterImpl throws), but its unmarshaller recovers from every error
+            # that is not fatal (UnmarshallerImpl.handleEvent) and leaves the field unset:
+            # ICAT gets null, as for an empty xs:boolean (suds sends <fileSize/> for an unset
+            # one).
+            return None
         if t in ("Long", "Integer"):
             return int(text.strip())
         if t == "Double":
