@@ -200,7 +200,13 @@ def _row_function(
     the schema's field names (checked to be identifiers), column indices, and the names of the
     converters passed in ``names``, never a value from the store or a request.
     """
-    names: dict[str, Any] = {"escape": escape, "dates": dates, "boolean": _bool_text}
+    names: dict[str, Any] = {
+        "escape": escape,
+        "dates": dates,
+        "boolean": _bool_text,
+        # the creators and modifiers of a big answer are few: a lookup, not a call, per row
+        "users": _Texts(escape).__getitem__,
+    }
     parts = []
     for f, i in attributes:
         if not f.name.isidentifier():  # pragma: no cover - the schema's names are identifiers
@@ -215,6 +221,8 @@ def _row_function(
         elif f.type == "Double":
             names[f"double_{i}"] = _double_text(f)
             text = f"double_{i}({value})"
+        elif f.name in ("createId", "modId"):
+            text = f"users({value})"
         else:
             text = f"escape({value})"
         element = f"<{f.name}>{{{text}}}</{f.name}>"
