@@ -172,6 +172,7 @@ def test_expired_rest_session_is_refused_like_a_soap_one() -> None:
         rest = Rest(cat)
         sid = rest.login()
         time.sleep(0.1)
+        assert rest.get("user/simple/root").json() == {"loggedIn": False}
         status, code, message, _ = error(rest.search(sid, "Facility"))
         assert (status, code) == (403, "SESSION") and "expired" in message
         soap_sid = login(cat.service_url)
