@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import requests
 
-from igestbench.config import ServeConfig
+from igestbench.config import FaultKnobs, ServeConfig
 from igestbench.mock.catalogue import LocalCatalogue
 from tests.soap_helpers import call, login, returns
 
@@ -354,3 +354,12 @@ def test_dates_are_given_in_the_server_zone() -> None:
 def test_icat_43_has_no_rest_api(catalogue_43: LocalCatalogue) -> None:
     r = requests.get(catalogue_43.url + "/icat/version", timeout=10)
     assert r.status_code == 404
+
+
+def test_misbehaviour_knobs_apply_to_rest_too() -> None:
+    with LocalCatalogue(ServeConfig(knobs=FaultKnobs(error_rate=1.0))) as cat:
+        status, code, message, offset = error(Rest(cat).get("version"))
+        assert (status, code, offset) == (500, "INTERNAL", None) and "injected" in message
+    dropping = ServeConfig(knobs=FaultKnobs(drop_rate=1.0))
+    with LocalCatalogue(dropping) as cat, pytest.raises(requests.ConnectionError):
+        Rest(cat).get("version")
