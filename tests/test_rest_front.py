@@ -32,7 +32,7 @@ class Rest:
     """Raw calls to ``/icat/...`` of one catalogue."""
 
     def __init__(self, cat: LocalCatalogue) -> None:
-        self.base = cat.url + "/icat/"
+        self.base = cat.rest_url + "/"
 
     def get(self, path: str, **params: Any) -> requests.Response:
         return requests.get(self.base + path, params=params, timeout=10)

@@ -234,6 +234,11 @@ class LocalCatalogue:
     def wsdl_url(self) -> str:
         return self.service_url + "?wsdl"
 
+    @property
+    def rest_url(self) -> str:
+        """Base of the REST API (``…/icat``; 6.2 profile only)."""
+        return self.url + REST_PREFIX.rstrip("/")
+
     # --- running -------------------------------------------------------------------------
 
     async def _start_server(self) -> asyncio.base_events.Server:
