@@ -20,6 +20,7 @@ import requests
 from igestbench.config import FaultKnobs, ServeConfig
 from igestbench.mock.catalogue import LocalCatalogue
 from tests.soap_helpers import call, login, returns
+from tests.test_catalogue_no_stall import FOUR_HOPS, second_client, serving
 
 CORS = {
     "Access-Control-Allow-Origin": "*",
@@ -363,3 +364,23 @@ def test_misbehaviour_knobs_apply_to_rest_too() -> None:
     dropping = ServeConfig(knobs=FaultKnobs(drop_rate=1.0))
     with LocalCatalogue(dropping) as cat, pytest.raises(requests.ConnectionError):
         Rest(cat).get("version")
+
+
+def test_a_rest_query_runs_off_the_event_loop_within_its_time_budget() -> None:
+    """The same path as a SOAP search: moved to a worker when its SQL takes long, stopped by
+    --query-timeout with ICAT's INTERNAL, while other clients keep being answered."""
+    with serving(query_timeout_s=2.0) as cat:
+        rest = Rest(cat)
+        sid = rest.login()
+        with second_client(cat):
+            began = time.monotonic()
+            r = requests.get(
+                rest.base + "entityManager",
+                params={"sessionId": sid, "query": FOUR_HOPS},
+                timeout=60,
+            )
+            took = time.monotonic() - began
+        status, code, message, _ = error(r)
+        assert (status, code) == (500, "INTERNAL") and "--query-timeout (2 s)" in message
+        assert took < 10
+        assert rest.search(sid, "SELECT COUNT(df) FROM Datafile df").json() == [200]
