@@ -384,3 +384,17 @@ def test_a_rest_query_runs_off_the_event_loop_within_its_time_budget() -> None:
         assert (status, code) == (500, "INTERNAL") and "--query-timeout (2 s)" in message
         assert took < 10
         assert rest.search(sid, "SELECT COUNT(df) FROM Datafile df").json() == [200]
+
+
+def test_a_write_of_more_objects_than_the_budget_is_refused_before_parsing() -> None:
+    with LocalCatalogue(ServeConfig(max_elements=1000)) as cat:
+        rest = Rest(cat)
+        sid = rest.login()
+        braces_in_strings = [{"Facility": {"name": f"{i}" + "{" * 200}} for i in range(15)]
+        assert rest.write(sid, braces_in_strings).status_code == 200  # strings hold no objects
+        wide = {"name": "i", "datasets": [{"name": f"d{i}"} for i in range(1500)]}
+        status, code, message, _ = error(rest.write(sid, [{"Investigation": wide}]))
+        assert (status, code) == (400, "BAD_PARAMETER") and "--max-elements" in message
+        nested = "[" * 100_000 + "]" * 100_000  # deeper than Python's parser goes
+        status, code, _, _ = error(rest.post("entityManager", sessionId=sid, entities=nested))
+        assert (status, code) == (400, "BAD_PARAMETER")

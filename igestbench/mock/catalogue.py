@@ -58,7 +58,7 @@ class CatalogueApp:
     ) -> None:
         self.config = config
         self.endpoint = endpoint
-        self.rest = RestEndpoint(endpoint.service)
+        self.rest = RestEndpoint(endpoint.service, endpoint.max_elements)
         self.workers = workers
         self.profile = endpoint.profile
         self.default_host = default_host
