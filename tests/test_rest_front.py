@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import time
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import requests
@@ -105,6 +107,20 @@ def facility_with_types(rest: Rest, sid: str) -> dict[str, int]:
 
 
 def test_version_and_properties(rest: Rest) -> None:
+    # HEAD answers the headers of GET and no body, so a pipelined GET follows at once
+    address = urlsplit(rest.base)
+    with socket.create_connection((address.hostname or "", address.port or 80), 10) as conn:
+        path = address.path + "version"
+        conn.sendall(
+            f"HEAD {path} HTTP/1.1\r\nHost: h\r\n\r\nGET {path} HTTP/1.1\r\n".encode()
+            + b"Host: h\r\nConnection: close\r\n\r\n"
+        )
+        received = b""
+        while chunk := conn.recv(65536):
+            received += chunk
+    head, _, rest_of_it = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200") and rest_of_it.startswith(b"HTTP/1.1 200")
+    assert rest_of_it.endswith(b'{"version":"6.2.0"}')
     r = rest.get("version")
     assert r.status_code == 200 and r.json() == {"version": "6.2.0"}
     assert r.text == '{"version":"6.2.0"}'  # Java's JsonGenerator: no spaces

@@ -139,8 +139,8 @@ class RestEndpoint:
             # what icat.server did not foresee is INTERNAL (ThrowableExceptionMapper)
             log.exception("internal error while answering a REST request")
             return error_response(IcatInternal("internal error of the local catalogue"))
-        if status == 204:
-            return Response(204, b"", JSON, headers=dict(CORS_HEADERS))
+        if status == 204 or request.method == "HEAD":  # HEAD: the headers of GET, no body
+            return Response(status, b"", JSON, headers=dict(CORS_HEADERS))
         return Response(status, _dumps(answer), JSON, headers=dict(CORS_HEADERS))
 
     # --- routing -------------------------------------------------------------------------
