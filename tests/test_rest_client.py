@@ -7,9 +7,11 @@ import contextlib
 import datetime as dt
 import socket
 from collections.abc import Iterator
+from unittest import mock
 from zoneinfo import ZoneInfo
 
 import pytest
+import requests
 
 from igestbench.client import (
     FLAVOURS,
@@ -204,7 +206,9 @@ def test_crud_and_faults(rest: Catalogue) -> None:
     assert rest.search("SELECT COUNT(df) FROM Datafile df") == [0]
 
 
-def test_session_ids_never_reach_messages(fresh_catalogue: LocalCatalogue) -> None:
+def test_session_ids_never_reach_messages(
+    fresh_catalogue: LocalCatalogue, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The REST API carries the session id in its URLs: neither faults nor transport failures
     may repeat it."""
     client = connect(ClientConfig(fresh_catalogue.url), "rest")
@@ -220,6 +224,13 @@ def test_session_ids_never_reach_messages(fresh_catalogue: LocalCatalogue) -> No
         client.user_name()
     assert failure.value.cause in (TransportCause.REFUSED, TransportCause.CONNECTION)
     assert sid not in str(failure.value) and failure.value.__cause__ is None
+    # urllib3's MaxRetryError names the URL in its message: a failure that ends there
+    failing = requests.ConnectionError(f"Max retries exceeded with url: /icat/session/{sid}")
+    monkeypatch.setattr(client._http, "request", mock.Mock(side_effect=failing))  # type: ignore[attr-defined]
+    with pytest.raises(TransportFailure) as failure:
+        client.user_name()
+    assert failure.value.cause is TransportCause.CONNECTION
+    assert sid not in str(failure.value) and "<session>" in str(failure.value)
     client.close()
 
 

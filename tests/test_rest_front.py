@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import time
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import requests
 
-from igestbench.config import ServeConfig
+from igestbench.config import FaultKnobs, ServeConfig
 from igestbench.mock.catalogue import LocalCatalogue
 from tests.soap_helpers import call, login, returns
+from tests.test_catalogue_no_stall import FOUR_HOPS, second_client, serving
 
 CORS = {
     "Access-Control-Allow-Origin": "*",
@@ -32,7 +35,7 @@ class Rest:
     """Raw calls to ``/icat/...`` of one catalogue."""
 
     def __init__(self, cat: LocalCatalogue) -> None:
-        self.base = cat.url + "/icat/"
+        self.base = cat.rest_url + "/"
 
     def get(self, path: str, **params: Any) -> requests.Response:
         return requests.get(self.base + path, params=params, timeout=10)
@@ -104,6 +107,20 @@ def facility_with_types(rest: Rest, sid: str) -> dict[str, int]:
 
 
 def test_version_and_properties(rest: Rest) -> None:
+    # HEAD answers the headers of GET and no body, so a pipelined GET follows at once
+    address = urlsplit(rest.base)
+    with socket.create_connection((address.hostname or "", address.port or 80), 10) as conn:
+        path = address.path + "version"
+        conn.sendall(
+            f"HEAD {path} HTTP/1.1\r\nHost: h\r\n\r\nGET {path} HTTP/1.1\r\n".encode()
+            + b"Host: h\r\nConnection: close\r\n\r\n"
+        )
+        received = b""
+        while chunk := conn.recv(65536):
+            received += chunk
+    head, _, rest_of_it = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200") and rest_of_it.startswith(b"HTTP/1.1 200")
+    assert rest_of_it.endswith(b'{"version":"6.2.0"}')
     r = rest.get("version")
     assert r.status_code == 200 and r.json() == {"version": "6.2.0"}
     assert r.text == '{"version":"6.2.0"}'  # Java's JsonGenerator: no spaces
@@ -172,6 +189,7 @@ def test_expired_rest_session_is_refused_like_a_soap_one() -> None:
         rest = Rest(cat)
         sid = rest.login()
         time.sleep(0.1)
+        assert rest.get("user/simple/root").json() == {"loggedIn": False}
         status, code, message, _ = error(rest.search(sid, "Facility"))
         assert (status, code) == (403, "SESSION") and "expired" in message
         soap_sid = login(cat.service_url)
@@ -353,3 +371,46 @@ def test_dates_are_given_in_the_server_zone() -> None:
 def test_icat_43_has_no_rest_api(catalogue_43: LocalCatalogue) -> None:
     r = requests.get(catalogue_43.url + "/icat/version", timeout=10)
     assert r.status_code == 404
+
+
+def test_misbehaviour_knobs_apply_to_rest_too() -> None:
+    with LocalCatalogue(ServeConfig(knobs=FaultKnobs(error_rate=1.0))) as cat:
+        status, code, message, offset = error(Rest(cat).get("version"))
+        assert (status, code, offset) == (500, "INTERNAL", None) and "injected" in message
+    dropping = ServeConfig(knobs=FaultKnobs(drop_rate=1.0))
+    with LocalCatalogue(dropping) as cat, pytest.raises(requests.ConnectionError):
+        Rest(cat).get("version")
+
+
+def test_a_rest_query_runs_off_the_event_loop_within_its_time_budget() -> None:
+    """The same path as a SOAP search: moved to a worker when its SQL takes long, stopped by
+    --query-timeout with ICAT's INTERNAL, while other clients keep being answered."""
+    with serving(query_timeout_s=2.0) as cat:
+        rest = Rest(cat)
+        sid = rest.login()
+        with second_client(cat):
+            began = time.monotonic()
+            r = requests.get(
+                rest.base + "entityManager",
+                params={"sessionId": sid, "query": FOUR_HOPS},
+                timeout=60,
+            )
+            took = time.monotonic() - began
+        status, code, message, _ = error(r)
+        assert (status, code) == (500, "INTERNAL") and "--query-timeout (2 s)" in message
+        assert took < 10
+        assert rest.search(sid, "SELECT COUNT(df) FROM Datafile df").json() == [200]
+
+
+def test_a_write_of_more_objects_than_the_budget_is_refused_before_parsing() -> None:
+    with LocalCatalogue(ServeConfig(max_elements=1000)) as cat:
+        rest = Rest(cat)
+        sid = rest.login()
+        braces_in_strings = [{"Facility": {"name": f"{i}" + "{" * 200}} for i in range(15)]
+        assert rest.write(sid, braces_in_strings).status_code == 200  # strings hold no objects
+        wide = {"name": "i", "datasets": [{"name": f"d{i}"} for i in range(1500)]}
+        status, code, message, _ = error(rest.write(sid, [{"Investigation": wide}]))
+        assert (status, code) == (400, "BAD_PARAMETER") and "--max-elements" in message
+        nested = "[" * 100_000 + "]" * 100_000  # deeper than Python's parser goes
+        status, code, _, _ = error(rest.post("entityManager", sessionId=sid, entities=nested))
+        assert (status, code) == (400, "BAD_PARAMETER")

@@ -58,7 +58,7 @@ class CatalogueApp:
     ) -> None:
         self.config = config
         self.endpoint = endpoint
-        self.rest = RestEndpoint(endpoint.service)
+        self.rest = RestEndpoint(endpoint.service, endpoint.max_elements)
         self.workers = workers
         self.profile = endpoint.profile
         self.default_host = default_host
@@ -233,6 +233,11 @@ class LocalCatalogue:
     @property
     def wsdl_url(self) -> str:
         return self.service_url + "?wsdl"
+
+    @property
+    def rest_url(self) -> str:
+        """Base of the REST API (``…/icat``; 6.2 profile only)."""
+        return self.url + REST_PREFIX.rstrip("/")
 
     # --- running -------------------------------------------------------------------------
 

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qs, unquote
+from urllib.parse import parse_qs, unquote, unquote_to_bytes
 
 from igestbench.icat import rest_json
 from igestbench.icat.faults import (
@@ -62,11 +63,18 @@ STATUS_OF: dict[IcatExceptionType, int] = {
     IcatExceptionType.NOT_IMPLEMENTED: 501,
 }
 _NOT_SERVED = "Operation not implemented by this ICAT server."
+#: A JSON string (what may hold braces that open no object).
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 
 
 def _dumps(value: Any) -> bytes:
     # Java's JsonGenerator: no spaces, UTF-8 as it is
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def unquote_bytes(body: bytes) -> bytes:
+    """A form body with its %-escapes and pluses decoded (what a form field's JSON is)."""
+    return unquote_to_bytes(body.replace(b"+", b" "))
 
 
 def error_response(error: IcatError) -> Response:
@@ -94,8 +102,10 @@ class _Params:
 class RestEndpoint:
     """Turns a request under ``/icat/`` into an answer for one catalogue."""
 
-    def __init__(self, service: IcatService) -> None:
+    def __init__(self, service: IcatService, max_elements: int = 250_000) -> None:
         self.service = service
+        #: The most JSON objects a request may hold (``--max-elements``, as for SOAP elements).
+        self.max_objects = max_elements
         self.profile = service.profile
         self.zone = service.zone
         self.serves = service.profile.name != "4.3"
@@ -125,8 +135,12 @@ class RestEndpoint:
                 "class jakarta.ws.rs.NotAllowedException HTTP 405 Method Not Allowed"
             )
             return error_response(error)
-        if status == 204:
-            return Response(204, b"", JSON, headers=dict(CORS_HEADERS))
+        except Exception:
+            # what icat.server did not foresee is INTERNAL (ThrowableExceptionMapper)
+            log.exception("internal error while answering a REST request")
+            return error_response(IcatInternal("internal error of the local catalogue"))
+        if status == 204 or request.method == "HEAD":  # HEAD: the headers of GET, no body
+            return Response(status, b"", JSON, headers=dict(CORS_HEADERS))
         return Response(status, _dumps(answer), JSON, headers=dict(CORS_HEADERS))
 
     # --- routing -------------------------------------------------------------------------
@@ -160,9 +174,18 @@ class RestEndpoint:
     def _query(request: Request) -> _Params:
         return _Params(request.query)
 
-    @staticmethod
-    def _form(request: Request) -> _Params:
-        return _Params(request.body.decode("utf-8", "replace"))
+    def _form(self, request: Request) -> _Params:
+        body = request.body
+        # an object takes at least 2 bytes ("{}"): only a large body can exceed the budget,
+        # and it is refused before any of it is parsed
+        if len(body) > 2 * self.max_objects:
+            objects = _JSON_STRING.sub(b"", unquote_bytes(body)).count(b"{")
+            if objects > self.max_objects:
+                raise IcatBadParameter(
+                    f"the request has more than {self.max_objects} JSON objects "
+                    "(sv7 serve --max-elements)"
+                )
+        return _Params(body.decode("utf-8", "replace"))
 
     # --- metadata and sessions -----------------------------------------------------------
 
@@ -300,5 +323,5 @@ class RestEndpoint:
     def _json(text: str, offset: int = -1) -> Any:
         try:
             return json.loads(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise IcatBadParameter(f"{exc} in json {text}", offset) from None
