@@ -156,3 +156,14 @@ def test_the_whole_search_counts_fetch_and_decode(tmp_path: Path) -> None:
     soap, rest = row.cells
     assert soap.ops_per_s == pytest.approx(1000 / 15) and rest.ops_per_s == pytest.approx(40.0)
     assert soap.p50_ms == pytest.approx(10.0, rel=1e-2)  # the fetch: server and wire
+
+
+def test_the_example_campaign_puts_soap_and_rest_side_by_side() -> None:
+    report = build_report(load_campaign(ROOT / "fixtures" / "campaign" / "campaign.json"),
+                          charts=False)
+    assert {(t.target, t.site) for t in report.interfaces} >= {
+        ("ESRF ICAT", "ESRF"), ("ELETTRA ICAT", "ELETTRA")}
+    for table in report.interfaces:
+        assert [c.interface for c in table.columns][-1] == "rest"
+        lookups = next(r for r in table.rows if r.operation == "single-result lookup")
+        assert all(c.ops_per_s or c.failed for c in lookups.cells[:1] + lookups.cells[-1:])
