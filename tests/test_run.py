@@ -122,27 +122,15 @@ def test_run_against_a_target_writes_a_clean_result_file(tmp_path: Path) -> None
 
 
 def test_no_target_runs_every_part_against_the_built_in_catalogue(tmp_path: Path) -> None:
+    """``sv7 run`` as a newcomer types it: the quick tour of every part, then the way on."""
     env = local_env()
-    result = sv7(
-        "run",
-        "--flavour",
-        "lean",
-        "--concurrency",
-        "1",
-        "--cycles",
-        "2",
-        "--files",
-        "20",
-        "--queries",
-        "10",
-        *FAST_SWEEP,
-        "--out",
-        str(tmp_path),
-        env=env,
-    )
+    result = sv7("run", cwd=tmp_path, env=env)  # no options at all: reports/ below cwd
     assert result.returncode == 0, result.stderr
-    data: dict[str, Any] = result_of(tmp_path)
+    out = tmp_path / "reports"
+    data: dict[str, Any] = result_of(out)
     assert data["target"]["local"] is True and data["target"]["scheme"] == "https"
+    assert data["target"]["name"] == "built-in"  # whatever port it had: sv7 merge's one target
+    assert data["run"]["profile"] == "quick" and data["run"]["options"]["profile"] == "quick"
     checks = data["checks"]
     assert len(checks) > 20
     assert all(c["outcome"] == "passed" for c in checks), [
@@ -150,10 +138,23 @@ def test_no_target_runs_every_part_against_the_built_in_catalogue(tmp_path: Path
     ]
     assert data["scores"]["content"]["level"] == "representative"
     (sweep,) = data["sweeps"]
-    assert sweep["flavour"] == "lean" and sweep["steps"]
-    assert {b["workload"] for b in data["benchmarks"]} == set(WORKLOADS.split(","))
+    assert sweep["flavour"] == "lean" and len(sweep["steps"]) == 3  # 10, 20, 40/s
+    assert {(b["workload"], b["flavour"], b["concurrency"]) for b in data["benchmarks"]} == {
+        (w, "zeep", c) for w in WORKLOADS.split(",") for c in (1, 2)}
     assert data["cleanup"]["left"] == 0
     assert data["run"]["status"] == "complete"
+    # the end: where the file is, and next commands that work as printed
+    (path,) = out.glob("*.json")
+    lines = result.stdout.splitlines()
+    assert lines[:2] == [f"result file: {path.relative_to(tmp_path)}", "next:"]
+    merge_line = "  sv7 merge reports -o campaign.json && sv7 report campaign.json -o report.html"
+    assert merge_line in lines and "  sv7 run --profile full" in lines
+    assert "  python -m igestbench.example_campaign example-campaign" in lines
+    merge, report = (c.split() for c in merge_line.strip().removeprefix("sv7 ").split(" && sv7 "))
+    assert sv7(*merge, cwd=tmp_path, env=env).returncode == 0
+    assert sv7(*report, cwd=tmp_path, env=env).returncode == 0
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert '<span class="quick"' in page and ">built-in<" in page
 
 
 def test_thresholds_decide_the_exit_code(tmp_path: Path) -> None:

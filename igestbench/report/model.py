@@ -45,6 +45,8 @@ class RunView:
     started: str
     status: str
     tool_version: str | None
+    #: "quick" (a quick tour: sv7 run's default) or "full"
+    profile: str = "full"
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,13 @@ def _notices(campaign: Campaign) -> list[str]:
         if run.result.status != "complete":
             notes.append(f"{run.file}: the run of {run.site} against {run.target} ended: "
                          f"{run.result.status}")
+    quick = [f"{r.site} → {r.target}" for r in campaign.runs if r.quick]
+    if quick:
+        shown = ", ".join(quick[:5]) + (f" and {len(quick) - 5} more" if len(quick) > 5 else "")
+        what = "1 run is a quick tour" if len(quick) == 1 else f"{len(quick)} runs are quick tours"
+        notes.append(f"{what} (the default profile of sv7 run: one client flavour, small "
+                     f"counts, a short sweep): {shown}. Their figures are marked as such and "
+                     "are not comparable with those of full runs (sv7 run --profile full).")
     return notes
 
 
@@ -100,7 +109,8 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
     drawn = tuple(replace(chart, svg=d.svg, legend=d.legend, styles=d.styles)
                   for chart, d in zip(specs, render_all(specs), strict=True))
     runs = tuple(RunView(r.site, r.target, r.file, r.file_version, r.result.run_id,
-                         r.result.raw["run"]["started"], r.result.status, r.result.tool_version)
+                         r.result.raw["run"]["started"], r.result.status, r.result.tool_version,
+                         "quick" if r.quick else "full")
                  for r in campaign.runs)
     before = None
     if previous is not None:
