@@ -60,7 +60,7 @@ class CampaignRun:
     def quick(self) -> bool:
         """A quick tour (``sv7 run``'s default profile): small counts, not campaign figures.
         A file without ``run.profile`` was written before profiles, by a full run."""
-        return self.result.raw["run"].get("profile") == "quick"
+        return bool(self.result.raw["run"].get("profile") == "quick")
 
 
 @dataclass(frozen=True)
