@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import io
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -12,8 +15,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from igestbench.config import ServeConfig
+import pytest
+
+from igestbench.config import RunConfig, ServeConfig
 from igestbench.mock.catalogue import LocalCatalogue
+from igestbench.run import service_checks
+from igestbench.run.progress import Progress
+from igestbench.run.runner import Runner
+from igestbench.verify import runner as verify_runner
 from tests.soap_helpers import issued_sessions
 
 WORKLOADS = "full-cycle,single-query,burst,multi-query"
@@ -354,3 +363,32 @@ def test_sweep_with_a_mix_reports_each_operation_and_each_connection_mode(tmp_pa
     assert all(m["rate"] == 20 and m["sent"] > 0 and m["errors"] == {} for m in modes)
     assert all(m["latency_ms"]["corrected"]["mean"] > 0 for m in modes)
     assert data["cleanup"]["left"] == 0 and data["outages"] == []
+
+
+@pytest.mark.parametrize("broken", ["test_read.py", "conftest.py"])
+def test_service_checks_that_cannot_be_imported_fail_the_run(
+    broken: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A missing dependency of sv_tests (a module, or its conftest) is no run with 0 checks
+    and exit 0: it is a check in error, with the reason and a hint, and exit status 6."""
+    checks = tmp_path / "sv_tests"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "sv_tests", checks,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    with (checks / broken).open("a", encoding="utf-8") as module:
+        module.write("\nimport sv7_no_such_module  # noqa\n")
+    monkeypatch.setattr(service_checks, "run_verification",
+                        functools.partial(verify_runner.run_verification, sv_tests=checks))
+    # the copy's modules have the real ones' names: pytest must import the copy's, and the
+    # tests after this one the real ones again (monkeypatch puts back what it took away)
+    for name in ["sv_tests", *(f"sv_tests.{f.stem}" for f in checks.glob("*.py"))]:
+        monkeypatch.setitem(sys.modules, name, None)  # remembered: put back (or removed) after
+        del sys.modules[name]
+    stream = io.StringIO()
+    config = RunConfig(parts=("verify",), out=tmp_path / "out")
+    outcome = Runner(config, Progress(stream, live=False)).run()
+    assert outcome.exit_code == 6, (outcome.summary, stream.getvalue())
+    assert outcome.path is not None
+    (check,) = json.loads(outcome.path.read_text())["checks"]
+    assert (check["outcome"], check["cause"]) == ("error", "checks-not-run")
+    assert "sv7_no_such_module" in check["explanation"] and "pip install" in check["hint"]
+    assert "sv7_no_such_module" in stream.getvalue() and "pip install" in stream.getvalue()
