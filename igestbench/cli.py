@@ -226,6 +226,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=out,
         )
         print(f"WSDL: {catalogue.wsdl_url}", file=out)
+        if config.profile != "4.3":  # ICAT 4.3 had no REST API
+            print(f"REST: {catalogue.rest_url}", file=out)
         if config.timezone.upper() != "UTC":
             print(f"time zone: {config.timezone}", file=out)
         if catalogue.tls is not None:

@@ -51,14 +51,14 @@ LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 class FaultKnobs:
     """Ways the local catalogue can misbehave on purpose, to test the suite itself."""
 
-    #: Added to every SOAP answer.
+    #: Added to every SOAP or REST answer.
     latency_ms: float = 0.0
-    #: Every Nth SOAP request stalls for ``stall_seconds`` before it is answered (0: never).
+    #: Every Nth SOAP or REST request stalls for ``stall_seconds`` before it is answered (0: never).
     stall_every: int = 0
     stall_seconds: float = 0.0
-    #: Fraction of SOAP requests answered with an INTERNAL fault.
+    #: Fraction of SOAP or REST requests answered with an INTERNAL fault.
     error_rate: float = 0.0
-    #: Fraction of SOAP requests whose connection is closed without an answer.
+    #: Fraction of SOAP or REST requests whose connection is closed without an answer.
     drop_rate: float = 0.0
     #: Seed of the random draws, so a misbehaving run can be repeated exactly.
     seed: int = 0

@@ -20,7 +20,7 @@ from typing import Any
 from igestbench.errors import UsageError
 
 PARTS = ("verify", "full-cycle", "single-query", "burst", "multi-query", "sweep")
-FLAVOUR_NAMES = ("zeep", "python-icat", "lean")
+FLAVOUR_NAMES = ("zeep", "python-icat", "lean", "rest")
 #: The operations a load sweep can mix (igestbench.run.load_sweep builds one function each).
 MIX_OPERATIONS = ("search", "concise", "get", "create")
 MAX_CONCURRENCY = 256
@@ -256,7 +256,8 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
               "name of the site running the suite (default: local on the built-in catalogue, "
               "this machine's short host name with --target)"),
     RunOption("--flavour", "flavours", names(FLAVOUR_NAMES),
-              "client flavours: zeep, python-icat, lean (quick: zeep; full: zeep,python-icat)"),
+              "client flavours: zeep, python-icat, lean, rest "
+              "(quick: zeep; full: zeep,python-icat)"),
     RunOption("--parts", "parts", names(PARTS),
               "verify,full-cycle,single-query,burst,multi-query,sweep (default: all)"),
     RunOption("--concurrency", "concurrency", levels,
