@@ -296,6 +296,7 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from igestbench.config import load_run_config
     from igestbench.icat.credentials import Logins
+    from igestbench.run.next_steps import end_of_run
     from igestbench.run.progress import Progress
     from igestbench.run.runner import Runner
     from igestbench.verify.options import options_from
@@ -316,7 +317,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     for line in outcome.summary:
         print(f"sv7 run: {line}", file=sys.stderr)
     if outcome.path is not None:
-        print(f"result file: {outcome.path}")
+        print("\n".join(end_of_run(config, outcome.path, outcome.completed)))
     return outcome.exit_code
 
 

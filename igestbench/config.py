@@ -173,6 +173,9 @@ FLAVOUR_NAMES = run_options.FLAVOUR_NAMES
 class RunConfig:
     """The effective options of one run (frozen; built by :func:`load_run_config`)."""
 
+    #: the profile the values not given came from; the defaults below are full's (quick's are
+    #: in options.PROFILE_SETTINGS, which load_run_config starts from)
+    profile: str = "full"
     target: str | None = None
     site: str = "local"
     flavours: tuple[str, ...] = ("zeep", "python-icat")
@@ -332,6 +335,8 @@ def load_run_config(
     env = os.environ if environ is None else environ
     file = _config_file(config_file)
     options = _run_options(cli, file, env)
+    profile = options.get("profile", run_options.DEFAULT_PROFILE)  # an option given wins
+    options = {**run_options.PROFILE_SETTINGS[profile], **options, "profile": profile}
     if options.get("target") is not None and "site" not in options:
         # "local" names the built-in catalogue's runs; a run against a partner's catalogue that
         # took it too would merge with every other unnamed site into one row of the campaign

@@ -30,12 +30,17 @@ FORMAT_NAME = "igestbench-result"
 #     benchmarks[].workload/flavour/concurrency, sweeps[].steps/stopped (why a sweep ended
 #     early), samples[].phase. Version-1 files are upgraded on load (loader._UPGRADES[1]).
 #     Added since, without a new version (readers ignore unknown keys): run.journal (typed, str),
-#     cleanup.journal and cleanup.foreign (issue 10); the interface of every figure (issue 12):
-#     benchmarks[].interface and sweeps[].interface ("soap" | "rest", typed), run.interfaces
-#     (what was measured) and target.interfaces (what the target serves, and why). A file
-#     without them measured SOAP only: the loader reads a missing interface as "soap"
-#     (loader.with_interfaces), so every figure a reader sees says its interface.
+#     cleanup.journal and cleanup.foreign (issue 10); run.profile ("quick" or "full"; absent
+#     reads as "full") and target.name ("built-in" on the built-in catalogue) (issue 14); the
+#     interface of every figure (issue 12): benchmarks[].interface and sweeps[].interface
+#     ("soap" | "rest", typed), run.interfaces (what was measured) and target.interfaces (what
+#     the target serves, and why). A file without them measured SOAP only: the loader reads a
+#     missing interface as "soap" (loader.with_interfaces), so every figure says its interface.
 FORMAT_VERSION = 2
+
+#: ``target.name`` of a run against the built-in catalogue (``target.local``): its URL names a new
+#: port every run, so sv7 merge keys that target by this name, not by its URL.
+BUILT_IN_TARGET = "built-in"
 
 #: The interfaces a figure may have measured (ICAT's SOAP and REST APIs), and the one a file
 #: written before REST was measured (no ``interface`` key) measured.
@@ -137,6 +142,7 @@ _V1 = (
     Field("run.concurrency", list, items=int),
     Field("run.options", dict),
     Field("run.journal", str),
+    Field("run.profile", str),
     Field("run.interfaces", list, items=str),
     Field("target", dict, required=True),
     Field("target.url", str, required=True),
@@ -144,6 +150,7 @@ _V1 = (
     Field("target.port", int),
     Field("target.scheme", str),
     Field("target.local", bool),
+    Field("target.name", str),
     Field("target.api_version", str, nullable=True),
     Field("target.interfaces", dict),
     Field("environment", dict),
