@@ -172,6 +172,7 @@ class Master:
             writer.append("sweeps", entry)
             for lost in self.lost.values():
                 writer.append("notes", _lost_note(lost))
+            self._check_stop()  # a signal during the steps: stopped after writing them
         except Stopped:
             status, code = "interrupted", 128 + (self.signum or signal.SIGINT)
             writer.append("notes", f"interrupted ({signal.Signals(code - 128).name}); "
@@ -298,19 +299,28 @@ class Master:
         )  # fmt: skip
         steps: list[StepResult] = []
         reporters: list[list[str]] = []
+        #: steps in which a worker was lost: their figures miss its calls, so they cannot
+        #: show the rate as sustained
+        incomplete: set[int] = set()
         stopped: str | None = None
         for index, rate in enumerate(sweep_rates(settings)):
             if not [w for w in self.workers if w not in self.lost]:
                 stopped = f"every worker was lost before the step at {rate:g}/s"
                 break
             print(f"sv7 swarm: step {index + 1} at {rate:g}/s", flush=True)
-            reported = self._step(runner, inbox, index, rate)
+            try:
+                reported = self._step(runner, inbox, index, rate)
+            except Stopped:  # the steps so far are written; run() then stops with cleanup
+                stopped = f"stopped during the step at {rate:g}/s"
+                break
             if not reported:
                 stopped = f"no worker reported the step at {rate:g}/s"
                 break
             step = merge_parallel([inbox.reports[index][w].step for w in reported], rate)
             steps.append(step)
             reporters.append(reported)
+            if any(x.get("rate") == rate for x in self.lost.values()):
+                incomplete.add(len(steps) - 1)
             stopped = step_failure(step, config.slo_ms)
             if stopped is not None:
                 break
@@ -319,12 +329,17 @@ class Master:
             slo_ms=config.slo_ms,
             connection_mode="persistent",
             steps=tuple(steps),
-            sustained_rate=sustained_rate(steps, config.slo_ms),
+            sustained_rate=sustained_rate(
+                [s for i, s in enumerate(steps) if i not in incomplete], config.slo_ms
+            ),
             stopped=stopped,
         )
         entry = result.to_dict()
         for i, (step_entry, step) in enumerate(zip(entry["steps"], result.steps, strict=True)):
             step_entry.update(_step_extras(step, len(reporters[i])))
+            step_entry["lost_workers"] = sum(
+                1 for x in self.lost.values() if x.get("rate") == step.demanded_rate
+            )
         if stopped is not None:
             entry["stopped"] = stopped
         entry["swarm"] = self._swarm_section(inbox, reporters)
