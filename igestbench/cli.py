@@ -454,8 +454,8 @@ def _mebibytes(value: str) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from igestbench.config import load_campaign_config
     from igestbench.results.campaign import dump_campaign
+    from igestbench.results.campaign_file import load_campaign_config
     from igestbench.results.loader import MAX_DOCUMENT_BYTES
     from igestbench.results.merge import merge, result_paths
 

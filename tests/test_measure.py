@@ -176,7 +176,11 @@ def test_a_busy_client_thread_flags_its_phase_client_bound() -> None:
             spinner.join()
     assert busy.client_bound and busy.to_dict()["client_bound"]
     idle = next(s for s in sampler.series() if s.phase == "idle")
-    assert statistics.fmean(idle.busiest_process_percent) < 50
+    # Weighted by the time each sample covers, as the client-bound rule weighs them: the
+    # milliseconds-long sample that closes a phase holds one 10 ms clock tick of CPU or none,
+    # so on its own it reads 0 % or several hundred %.
+    weighted = sum(p * dt for p, dt in zip(idle.busiest_process_percent, idle.dt_s, strict=True))
+    assert weighted / sum(idle.dt_s) < 50
 
 
 # --- open-loop load ------------------------------------------------------------------------
@@ -207,10 +211,12 @@ def test_corrected_p99_reflects_a_stall_that_the_uncorrected_hides(
 ) -> None:
     # One worker is one connection, as in wrk2's demonstration: while a call stalls, the slots
     # behind it wait, and only latency measured from the schedule sees them wait.
+    # 100/s leaves each call 10 ms, which one lean client holds even on a busy 2-core machine
+    # (at 250/s it fell behind there, and a client that lags is a different story).
     with OpenLoop(lean(stalling.service_url), {"search": search_facilities}, workers=1) as load:
-        step = load.run(250, 1.6, warmup_s=0.1)
+        step = load.run(100, 3.2, warmup_s=0.1)
     corrected, uncorrected = step.corrected, step.uncorrected
-    assert step.errors == {} and step.sent == 400
+    assert step.errors == {} and step.sent > 300  # calls 150 and 300 stall: 2 of 320, < 1 %
     assert corrected.percentile_ms(99.0) > 150
     assert uncorrected.percentile_ms(99.0) < 50
     assert uncorrected.max_ms > 240  # the stalled call itself is there, but is under 1 %

@@ -14,10 +14,15 @@ from typing import Any
 import pytest
 
 from igestbench.cli import main
-from igestbench.config import CampaignConfig, CampaignSite, CampaignTarget, load_campaign_config
 from igestbench.errors import UsageError
 from igestbench.results import ResultFileError, load_result
 from igestbench.results.campaign import dump_campaign, load_campaign
+from igestbench.results.campaign_file import (
+    CampaignConfig,
+    CampaignSite,
+    CampaignTarget,
+    load_campaign_config,
+)
 from igestbench.results.merge import canonical_target, merge
 from tests.campaign_helpers import check, write_result
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from igestbench.cli import main
-from igestbench.config import CampaignConfig, CampaignSite, CampaignTarget
 from igestbench.report import build_report, render_html, render_markdown, write_csv
 from igestbench.report.footnotes import letters
 from igestbench.results.campaign import Campaign, dump_campaign, load_campaign
+from igestbench.results.campaign_file import CampaignConfig, CampaignSite, CampaignTarget
 from igestbench.results.merge import merge
 from tests.campaign_helpers import (
     REFUSED_PROBE,

@@ -8,12 +8,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from igestbench.config import CampaignConfig, CampaignSite, CampaignTarget
 from igestbench.report import build_report, render_html, render_markdown, write_csv
 from igestbench.report.charts import Chart, ChartArtist, build_charts
 from igestbench.report.series import Panel, Series
 from igestbench.report.svg import _short_path, compact_svg
 from igestbench.results.campaign import Campaign, dump_campaign, load_campaign
+from igestbench.results.campaign_file import CampaignConfig, CampaignSite, CampaignTarget
 from igestbench.results.merge import merge
 from tests.campaign_helpers import bench, check, write_result
 from tests.test_report import U1, U2, build_campaign

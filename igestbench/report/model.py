@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from igestbench.config import CampaignSite
 from igestbench.icat.endpoint import endpoint_of
 from igestbench.report.charts import Chart, build_charts, render_all
 from igestbench.report.footnotes import Footnote, footnotes
@@ -23,6 +22,7 @@ from igestbench.report.matrices import (
 )
 from igestbench.report.tables import BenchmarkRow, TargetScores, benchmark_rows, deployment_scores
 from igestbench.results.campaign import Campaign
+from igestbench.results.campaign_file import CampaignSite
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from igestbench.config import CampaignSite, CampaignTarget
 from igestbench.results.campaign import CampaignRun
+from igestbench.results.campaign_file import CampaignSite, CampaignTarget
 from igestbench.results.workloads import UNIT_OPS
 
 #: The workloads in the order the runner runs them.

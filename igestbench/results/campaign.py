@@ -30,7 +30,7 @@ from pathlib import Path
 from secrets import token_hex
 from typing import Any
 
-from igestbench.config import CampaignSite, CampaignTarget
+from igestbench.results.campaign_file import CampaignSite, CampaignTarget
 from igestbench.results.format import JSONObject, ResultFileError, json_type_name
 from igestbench.results.loader import ResultFile, result_from_document
 

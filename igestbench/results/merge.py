@@ -29,10 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from igestbench import __version__
-from igestbench.config import PARTS, CampaignConfig, CampaignSite, CampaignTarget
 from igestbench.errors import UsageError
 from igestbench.icat.endpoint import endpoint_of
+from igestbench.options import PARTS
 from igestbench.results.campaign import CAMPAIGN_FORMAT, CAMPAIGN_VERSION, Skipped
+from igestbench.results.campaign_file import CampaignConfig, CampaignSite, CampaignTarget
 from igestbench.results.format import JSONObject, ResultFileError
 from igestbench.results.loader import MAX_DOCUMENT_BYTES, ResultFile, load_result
 

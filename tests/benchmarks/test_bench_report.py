@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
-from igestbench.config import CampaignConfig, CampaignSite, CampaignTarget
 from igestbench.report import build_report, render_html
 from igestbench.report.charts import ChartArtist, build_charts
 from igestbench.results.campaign import dump_campaign, load_campaign
+from igestbench.results.campaign_file import CampaignConfig, CampaignSite, CampaignTarget
 from igestbench.results.merge import merge
 from tests.campaign_helpers import REFUSED_PROBE, bench, check, sample, sweep, write_result
 
