@@ -265,3 +265,35 @@ def test_a_worker_killed_mid_run_is_recorded_as_lost_and_the_run_cleans_up(
     assert any("was lost during the step at 20/s" in n for n in result["notes"])
     assert result["cleanup"]["left"] == 0
     assert _left_below(swarm_catalogue, result["run"]["tag"]) == 0
+
+
+@needs_locust
+@pytest.mark.slow
+def test_a_worker_refuses_a_master_whose_target_is_not_its_own(
+    swarm_catalogue: LocalCatalogue, tmp_path: Path
+) -> None:
+    """A worker logs in only where its own configuration says: never where a master sends it."""
+    port = _free_port()
+    other = swarm_catalogue.service_url.replace("127.0.0.1", "localhost")
+    master = _sv7("swarm", "master", "--target", swarm_catalogue.service_url, "--rates", "5",
+                  "--bind", f"127.0.0.1:{port}", "--out", str(tmp_path / "out"),
+                  log=tmp_path / "master.log")  # fmt: skip
+    worker = _sv7("swarm", "worker", "--master", f"127.0.0.1:{port}", "--target", other,
+                  log=tmp_path / "worker.log")  # fmt: skip
+    try:
+        code = master.wait(120)
+        worker.wait(30)
+    finally:
+        for proc in (master, worker):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    log = (tmp_path / "master.log").read_text()
+    assert code == 1, log
+    (path,) = (tmp_path / "out").glob("*.json")
+    result = json.loads(path.read_text())
+    assert result["run"]["status"] == "failed" and result["sweeps"] == []
+    (note,) = [n for n in result["notes"] if "no worker could set up" in n]
+    assert "is not this worker's" in note and "refused" in note
+    assert result["cleanup"]["left"] == 0
+    assert _left_below(swarm_catalogue, result["run"]["tag"]) == 0
