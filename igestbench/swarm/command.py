@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from igestbench.errors import UsageError
-from igestbench.options import BY_FIELD, OptionError, _items, number, whole
+from igestbench.options import BY_FIELD, OptionError, number, whole
 
 __all__ = [
     "DEFAULT_PORT",
@@ -58,7 +58,7 @@ def host_port(text: str, default_port: int = DEFAULT_PORT) -> tuple[str, int]:
 def rate_list(value: object) -> tuple[float, ...]:
     """``50,100,200`` → demanded rates (calls/s), each a number > 0."""
     rate = number(0, above=True)
-    items = _items(value)
+    items = [item.strip() for item in str(value).split(",") if item.strip()]
     if not items:
         raise OptionError("expected demanded rates in calls/s separated by commas, e.g. 50,100")
     return tuple(rate(item) for item in items)
