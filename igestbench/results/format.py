@@ -30,7 +30,9 @@ FORMAT_NAME = "igestbench-result"
 #     benchmarks[].workload/flavour/concurrency, sweeps[].steps/stopped (why a sweep ended
 #     early), samples[].phase. Version-1 files are upgraded on load (loader._UPGRADES[1]).
 #     Added since, without a new version (readers ignore unknown keys): run.journal (typed, str),
-#     cleanup.journal and cleanup.foreign (issue 10).
+#     cleanup.journal and cleanup.foreign (issue 10); from sv7 swarm (issue 13) run.mode,
+#     sweeps[].swarm (its own "version", 1: workers, hosts, lost workers, per-worker steps) and
+#     per step sweeps[].steps[].workers, lost_workers, lateness_ms, histograms, ops.
 FORMAT_VERSION = 2
 
 #: The values of ``run.status``. A file stays "partial" from its first write until the run

@@ -172,7 +172,7 @@ def run_worker(run: RunConfig, swarm: SwarmConfig) -> int:
 
     for signum in STOP_SIGNALS.values():
         gevent.signal_handler(signum, stop, signum)
-    print(f"sv7 swarm: worker {runner.client_id} joined {host}:{port}", flush=True)
+    print(f"sv7 swarm: worker {runner.client_id} connecting to {host}:{port}", flush=True)
     try:
         runner.greenlet.join()
     finally:
