@@ -297,3 +297,21 @@ def test_a_worker_refuses_a_master_whose_target_is_not_its_own(
     assert "is not this worker's" in note and "refused" in note
     assert result["cleanup"]["left"] == 0
     assert _left_below(swarm_catalogue, result["run"]["tag"]) == 0
+
+
+@needs_locust
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["worker", "--master", "node:x"], "'node:x': the port"),
+        (["master", "--workload", "burst", "--mix", "search=1"], "--mix is the mix of"),
+        (["master", "--rates", "10"], "name the catalogue with --target"),
+        (["master", "--rates", "0,10"], "--rates: expected a number greater than 0"),
+    ],
+)
+def test_bad_swarm_options_are_one_line_and_exit_2(args: list[str], message: str) -> None:
+    env = {k: v for k, v in credentials_env().items() if k != "SV7_TARGET"}
+    done = subprocess.run([sys.executable, "-m", "igestbench", "swarm", *args], env=env,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr

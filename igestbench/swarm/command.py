@@ -200,6 +200,19 @@ def cmd_swarm(args: argparse.Namespace) -> int:
         import locust  # noqa: F401  (patched already: see patch_for_swarm)
     except ImportError:
         raise UsageError("sv7 swarm needs Locust: pip install 'igestbench[distributed]'") from None
+    # the swarm's own options first: a bad address is said before any password is asked
+    if args.role == "master":
+        workload = args.workload or ("mix" if args.mix else "single-query")
+        if args.mix and workload != "mix":
+            raise UsageError(f"--mix is the mix of --workload mix, not of {workload}")
+        swarm = SwarmConfig(
+            "master", rates=args.rates, workload=workload,
+            expect_workers=args.expect_workers, wait_workers_s=args.wait_workers,
+            bind=host_port(args.bind), users=args.users, config_file=args.config,
+        )  # fmt: skip
+    else:
+        swarm = SwarmConfig("worker", master=host_port(args.master), processes=args.processes,
+                            config_file=args.config, parent_pid=args.parent_pid)  # fmt: skip
     from igestbench.config import load_run_config
 
     fields = MASTER_RUN_FIELDS if args.role == "master" else WORKER_RUN_FIELDS
@@ -218,17 +231,9 @@ def cmd_swarm(args: argparse.Namespace) -> int:
     if args.role == "master":
         from igestbench.swarm.master import Master
 
-        swarm = SwarmConfig(
-            "master", rates=args.rates,
-            workload=args.workload or ("mix" if args.mix else "single-query"),
-            expect_workers=args.expect_workers, wait_workers_s=args.wait_workers,
-            bind=host_port(args.bind), users=args.users, config_file=args.config,
-        )  # fmt: skip
         return Master(run, swarm).run()
     from igestbench.swarm.worker import run_worker, spawn_workers
 
-    swarm = SwarmConfig("worker", master=host_port(args.master), processes=args.processes,
-                        config_file=args.config, parent_pid=args.parent_pid)  # fmt: skip
     if spawned:
         return spawn_workers(args, swarm)
     return run_worker(run, swarm)
