@@ -315,3 +315,20 @@ def test_bad_swarm_options_are_one_line_and_exit_2(args: list[str], message: str
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_without_locust_sv7_swarm_says_what_to_install() -> None:
+    """The base install (no [distributed] extra): the parser works, the command names the fix."""
+    code = (
+        "import sys\n"
+        "sys.modules['gevent'] = sys.modules['locust'] = None  # as if not installed\n"
+        "from igestbench.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    env = {**credentials_env(), "SV7_TARGET": "http://127.0.0.1:9/ICATService/ICAT"}
+    run = [sys.executable, "-c", code, "swarm"]
+    helped = subprocess.run([*run, "master", "--help"], env=env, capture_output=True, text=True)
+    assert helped.returncode == 0 and "--expect-workers" in helped.stdout, helped.stderr
+    done = subprocess.run([*run, "worker"], env=env, capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "pip install 'igestbench[distributed]'" in done.stderr, done.stderr
