@@ -11,6 +11,7 @@ import contextlib
 import random
 import re
 import sqlite3
+import zoneinfo
 from collections.abc import Iterator
 from typing import Any
 
@@ -354,6 +355,29 @@ def test_restrictions_filter_results_and_counts(db: sqlite3.Connection) -> None:
 def test_rule_queries_select_whole_objects_only(query: str) -> None:
     with pytest.raises(IcatBadParameter):
         compile_ids(PROFILE, query)
+
+
+@pytest.mark.parametrize(
+    ("literal", "stored"),
+    [
+        ("{ts 2011-01-01 00:00:00}", "2010-12-31T23:00:00.000000Z"),
+        ("{ts 2011-07-01 00:00:00}", "2011-06-30T22:00:00.000000Z"),  # summer time
+        # the wall time the end of summer time repeats: its first (summer) instant, as Java
+        ("{ts 2023-10-29 02:30:00}", "2023-10-29T00:30:00.000000Z"),
+        ("'2011-01-01 00:00:00'", "2010-12-31T23:00:00.000000Z"),
+        ("'2011-01-01T00:00:00Z'", "2011-01-01T00:00:00.000000Z"),  # a zone of its own
+    ],
+)
+def test_dates_without_zone_are_read_in_the_server_zone(literal: str, stored: str) -> None:
+    query = f"SELECT o FROM Investigation o WHERE o.startDate > {literal}"
+    berlin = compile_search(PROFILE, query, user=USER, zone=zoneinfo.ZoneInfo("Europe/Berlin"))
+    assert berlin.params == (stored,)
+    assert compile_ids(PROFILE, query, zone=zoneinfo.ZoneInfo("Europe/Berlin"))[2] == (stored,)
+
+
+def test_a_utc_server_reads_ts_literals_in_utc() -> None:
+    query = "SELECT o FROM Investigation o WHERE o.startDate > {ts 2011-07-01 00:00:00}"
+    assert compile_search(PROFILE, query, user=USER).params == ("2011-07-01T00:00:00.000000Z",)
 
 
 # --- bound parameters only ---------------------------------------------------------------------

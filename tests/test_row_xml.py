@@ -6,12 +6,16 @@ Beans that :meth:`IcatService.search` and ``get`` still return to Python callers
 put the same bytes on the wire for the same objects: every attribute type (escaping of ``&<>``,
 control characters, dates with and without fractions, doubles, booleans, enumerations, nulls),
 nested INCLUDEs of both kinds, INCLUDE 1, objects hidden by access rules, both profiles.
+A server in another zone than UTC (``--timezone``, here Europe/Berlin with dates on both sides
+of its DST changes) answers from rows too, with the bytes the Beans with their dates in that
+zone give (issue 11: it used to answer through the Beans).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -67,6 +71,8 @@ def fill(service: IcatService, sid: str) -> None:
                 "title": NASTY,
                 "startDate": dt.datetime(2024, 3, 3, 10, tzinfo=dt.UTC),
                 "endDate": dt.datetime(2024, 3, 4, 11, 12, 13, 456789, tzinfo=dt.UTC),
+                # Berlin's summer time begins at 01:00 UTC that day: +02:00 from then on
+                "releaseDate": dt.datetime(2024, 3, 31, 1, 0, 0, tzinfo=dt.UTC),
                 "facility": ref("Facility", fac),
                 "type": ref("InvestigationType", it),
             },
@@ -83,6 +89,8 @@ def fill(service: IcatService, sid: str) -> None:
                     "investigation": ref("Investigation", inv),
                     "type": ref("DatasetType", dst),
                     "startDate": dt.datetime(2001, 1, 1, 0, 0, 0, 1000 * n, tzinfo=dt.UTC),
+                    # around the end of Berlin's summer time (01:00 UTC): +02:00, then +01:00
+                    "endDate": dt.datetime(2023, 10, 29, n, 59, 59, 999000, tzinfo=dt.UTC),
                     "datafiles": [
                         Bean(
                             "Datafile",
@@ -137,19 +145,43 @@ VALUE_QUERIES = [
     "SELECT MAX(p.numericValue) FROM DatafileParameter p",
     "SELECT ds.complete FROM Dataset ds",
     "SELECT pt.valueType, pt.maximumNumericValue FROM ParameterType pt",
+    "SELECT ds.endDate, ds.name FROM Dataset ds",
+    "SELECT MAX(ds.endDate) FROM Dataset ds",
+    "SELECT i.releaseDate FROM Investigation i",
 ]
+
+
+def in_zone(value: Any, zone: dt.tzinfo, seen: set[int]) -> Any:
+    """``value`` with every date (of a Bean, its INCLUDEd objects, a tuple) expressed in
+    ``zone``: the same instants, as the SOAP face converted them on the Beans before."""
+    if isinstance(value, dt.datetime):
+        return value.astimezone(zone)
+    if isinstance(value, tuple):
+        return tuple(in_zone(v, zone, seen) for v in value)
+    if isinstance(value, list):
+        return [in_zone(v, zone, seen) for v in value]
+    if isinstance(value, Bean) and id(value) not in seen:
+        seen.add(id(value))
+        for name, v in value.values.items():
+            value.values[name] = in_zone(v, zone, seen)
+    return value
 
 
 def from_beans(service: IcatService, sid: str, query: str) -> str:
     """The answer as it was built before issue 11: Beans, then soapxml's encoder."""
     result = service.search(sid, query)
     assert not result.value_types
-    return "".join(soapxml.encode_bean(service.profile, b, "return", "ns2") for b in result.items)
+    beans = in_zone(result.items, service.zone, set())
+    return "".join(soapxml.encode_bean(service.profile, b, "return", "ns2") for b in beans)
 
 
-@pytest.fixture(scope="module", params=["6.2", "4.3"])
+@pytest.fixture(
+    scope="module", params=[("6.2", "UTC"), ("4.3", "UTC"), ("6.2", "Europe/Berlin")], ids=str
+)
 def service(request: pytest.FixtureRequest) -> Iterator[IcatService]:
-    cat = LocalCatalogue(ServeConfig(profile=request.param))  # not started: no HTTP needed
+    profile, zone = request.param
+    # not started: no HTTP needed
+    cat = LocalCatalogue(ServeConfig(profile=profile, timezone=zone))
     try:
         sid = cat.service.login("simple", ROOT)
         fill(cat.service, sid)
@@ -185,13 +217,14 @@ def test_entity_answers_are_the_bean_encoding(service: IcatService, query: str) 
 def test_get_answers_are_the_bean_encoding(service: IcatService, entity: str, query: str) -> None:
     sid = service.login("simple", ROOT)
     for obj_id in service.search(sid, f"SELECT x.id FROM {entity} x").items:
-        expected = soapxml.encode_bean(
-            service.profile, service.get(sid, query, obj_id), "return", "ns2"
-        )
+        bean = in_zone(service.get(sid, query, obj_id), service.zone, set())
+        expected = soapxml.encode_bean(service.profile, bean, "return", "ns2")
         assert service.get_xml(sid, query, obj_id) == expected
 
 
 def test_the_answer_holds_every_kind_of_value(service: IcatService) -> None:
+    if service.zone != dt.UTC:
+        pytest.skip("the dates below are those of a server in UTC")
     sid = service.login("simple", ROOT)
     answer = service.search_xml(sid, "SELECT pt FROM ParameterType pt") + service.search_xml(
         sid, "SELECT i FROM Investigation i"
@@ -213,6 +246,7 @@ def test_the_answer_holds_every_kind_of_value(service: IcatService) -> None:
 def test_value_answers_are_unchanged(service: IcatService, query: str) -> None:
     sid = service.login("simple", ROOT)
     result = service.search(sid, query)
+    items = in_zone(result.items, service.zone, set())
     if result.multi:
         expected = "".join(
             '<return xsi:type="ns2:fieldSet">'
@@ -221,10 +255,10 @@ def test_value_answers_are_unchanged(service: IcatService, query: str) -> None:
                 for v, t in zip(row, result.value_types, strict=True)
             )
             + "</return>"
-            for row in result.items
+            for row in items
         )
     else:
-        expected = "".join(soapxml.encode_scalar(v, result.value_types[0]) for v in result.items)
+        expected = "".join(soapxml.encode_scalar(v, result.value_types[0]) for v in items)
     assert service.search_xml(sid, query) == expected
 
 
@@ -267,3 +301,27 @@ def test_objects_the_user_may_not_read_are_left_out_alike() -> None:
     finally:
         with_rules.sock.close()
         with_rules.stop()
+
+
+def test_a_server_in_berlin_answers_in_its_offset_of_the_day() -> None:
+    """Winter and summer offsets, and the instants either side of both DST changes."""
+    cat = LocalCatalogue(ServeConfig(timezone="Europe/Berlin"))
+    try:
+        service = cat.service
+        sid = service.login("simple", ROOT)
+        fill(service, sid)
+        answer = service.search_xml(sid, "SELECT i FROM Investigation i") + service.search_xml(
+            sid, "SELECT ds FROM Dataset ds"
+        )
+        for text in (
+            "<startDate>2024-03-03T11:00:00+01:00</startDate>",
+            "<endDate>2024-03-04T12:12:13.456+01:00</endDate>",
+            "<releaseDate>2024-03-31T03:00:00+02:00</releaseDate>",
+            "<endDate>2023-10-29T02:59:59.999+02:00</endDate>",
+            "<endDate>2023-10-29T02:59:59.999+01:00</endDate>",
+            "<startDate>2001-01-01T01:00:00.001+01:00</startDate>",
+        ):
+            assert text in answer
+    finally:
+        cat.sock.close()
+        cat.stop()

@@ -57,15 +57,19 @@ class Bean:
         return out
 
 
-@functools.lru_cache(maxsize=8192)
 def format_datetime(value: dt.datetime) -> str:
     """xs:dateTime as ICAT sends it (JAXB): in the value's own offset, 'Z' for UTC, fractional
     seconds only when present. A naive value is UTC. A server in UTC answers
     ``2024-03-03T10:00:00Z``; one in CET the same instant as ``2024-03-03T11:00:00+01:00``.
     """
-    offset = value.utcoffset()
-    if offset is None:
-        offset = dt.timedelta(0)
+    # Cached on wall time and offset, not on the datetime: aware datetimes of one instant are
+    # equal in any zone (10:00Z == 11:00+01:00), and in one zone the two 02:30 of a DST change
+    # are equal whatever their offset; either would be given the other's text.
+    return _format_datetime(value.replace(tzinfo=None), value.utcoffset() or dt.timedelta(0))
+
+
+@functools.lru_cache(maxsize=8192)
+def _format_datetime(value: dt.datetime, offset: dt.timedelta) -> str:
     text = value.strftime("%Y-%m-%dT%H:%M:%S")
     if value.microsecond:
         text += f".{value.microsecond // 1000:03d}"
@@ -97,6 +101,10 @@ def parse_bool(text: str) -> bool:
     raise ValueError(f"{text!r} is not an xs:boolean")
 
 
+#: Attribute types whose empty element JAXB reads as null (booleans: see :func:`from_text`).
+_NULL_WHEN_EMPTY = frozenset({"Long", "Integer", "Double", "Date"})
+
+
 def from_text(f: Field, text: str, zone: dt.tzinfo = UTC) -> Any:
     """The Python value of attribute ``f`` given as XML text; ValueError when it is not one.
 
@@ -105,6 +113,13 @@ def from_text(f: Field, text: str, zone: dt.tzinfo = UTC) -> Any:
     try:
         if t == "String":
             return text
+        if t in _NULL_WHEN_EMPTY and not text.strip():
+            # JAXB cannot parse an empty xs:long, xs:int, xs:double or xs:dateTime either
+            # (DatatypeConverterImpl throws), but its unmarshaller recovers from every error
+            # that is not fatal (UnmarshallerImpl.handleEvent) and leaves the field unset:
+            # ICAT gets null, as for an empty xs:boolean (suds sends <fileSize/> for an unset
+            # one).
+            return None
         if t in ("Long", "Integer"):
             return int(text.strip())
         if t == "Double":

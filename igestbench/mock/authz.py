@@ -12,6 +12,7 @@ is filtered in SQL, and a create is checked inside its transaction after the ins
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,8 +36,12 @@ Restrictions = dict[str, tuple[str, tuple[Any, ...]]]
 
 
 class Authorizer:
-    def __init__(self, store: Store, root_users: frozenset[str]) -> None:
+    def __init__(
+        self, store: Store, root_users: frozenset[str], zone: dt.tzinfo = dt.UTC
+    ) -> None:
         self.store = store
+        #: The server's time zone, in which dates without one in rules' queries are read.
+        self.zone = zone
         self.root_users = root_users
         self.root_everywhere = store.profile.name != "4.3"
         self._cache: dict[tuple[str, str], tuple[int, Restrictions | None]] = {}
@@ -70,7 +75,9 @@ class Authorizer:
                 everything.add(name)
                 continue
             try:
-                entity_name, sql, params = compile_ids(self.store.profile, name, user=user)
+                entity_name, sql, params = compile_ids(
+                    self.store.profile, name, user=user, zone=self.zone
+                )
             except IcatError:
                 continue  # a rule ICAT would have refused; it grants nothing
             per_entity.setdefault(entity_name, []).append((sql, tuple(params)))

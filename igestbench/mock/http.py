@@ -286,7 +286,10 @@ class HttpProtocol(asyncio.Protocol):
         head += [f"{k}: {v}" for k, v in response.headers.items()]
         if close:
             head.append("Connection: close")
-        transport.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + response.body)
+        # two buffers, not one: joining them would copy a large answer once more
+        transport.writelines(
+            (("\r\n".join(head) + "\r\n\r\n").encode("latin-1"), response.body)
+        )
         if close:
             self.closing = True
             transport.close()

@@ -7,6 +7,7 @@ many-to-one, ``WHERE parent_id IN (…)`` for one-to-many), never one per row.
 
 from __future__ import annotations
 
+import datetime as dt
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -59,10 +60,12 @@ class Reader:
     (:meth:`search_xml`, :meth:`get_xml`, what the SOAP face sends).
     """
 
-    def __init__(self, store: Store, max_entities: int) -> None:
+    def __init__(self, store: Store, max_entities: int, zone: dt.tzinfo = dt.UTC) -> None:
         self.store = store
         self.profile: Profile = store.profile
         self.max_entities = max_entities
+        #: The server's time zone, which the XML answers give their dates in (as ICAT does).
+        self.zone = zone
 
     def search(self, user: str, query: str, restrict: Restrictions) -> SearchResult:
         compiled, cursor = self._execute(user, query, restrict)
@@ -72,13 +75,27 @@ class Reader:
         return SearchResult(_beans(self.profile, entity, rows, ones, manys))
 
     def search_xml(self, user: str, query: str, restrict: Restrictions) -> str:
-        """The ``return`` elements of ICAT's search answer, as text (the body of searchResponse)."""
-        compiled, cursor = self._execute(user, query, restrict)
+        """The ``return`` elements of ICAT's search answer, as text (the body of searchResponse).
+
+        Without INCLUDE, the many-to-one ids are not fetched (nothing of them is written).
+        """
+        compiled = self._compile(user, query, restrict)
+        if compiled.kind == "entity" and not compiled.includes and not compiled.include_all_ones:
+            assert compiled.entity is not None
+            entity = self.profile.entity(compiled.entity)
+            encoder = row_xml.row_encoder(self.profile, entity.name, self.zone)
+            select = tables.select_list(entity, compiled.alias)
+            columns = select.split(", ")[: encoder.attribute_columns]
+            sql = compiled.sql.replace(select, ", ".join(columns), 1)
+            rows = self.store.conn.execute(sql, compiled.params).fetchmany(self.max_entities + 1)
+            self._check_size(len(rows))
+            return encoder.rows_text(rows)
+        cursor = self.store.conn.execute(compiled.sql, compiled.params)
         if compiled.kind == "values":
-            result = self._values(compiled, cursor)
+            result = self._values(compiled, cursor, self.zone)
             return row_xml.encode_values(result.items, result.value_types, result.multi)
-        entity, rows, ones, manys = self._entities(compiled, cursor, restrict, _xml_bodies)
-        return row_xml.row_encoder(self.profile, entity.name).returns(rows, ones, manys)
+        entity, rows, ones, manys = self._entities(compiled, cursor, restrict, self._xml_bodies)
+        return row_xml.row_encoder(self.profile, entity.name, self.zone).returns(rows, ones, manys)
 
     def get(self, user: str, query: str, obj_id: int, restrict: Restrictions) -> Bean:
         entity, row, ones, manys = self._get(user, query, obj_id, restrict, _beans)
@@ -86,8 +103,18 @@ class Reader:
 
     def get_xml(self, user: str, query: str, obj_id: int, restrict: Restrictions) -> str:
         """The ``return`` element of ICAT's get answer, as text (the body of getResponse)."""
-        entity, row, ones, manys = self._get(user, query, obj_id, restrict, _xml_bodies)
-        return row_xml.row_encoder(self.profile, entity.name).returns([row], ones, manys)
+        entity, row, ones, manys = self._get(user, query, obj_id, restrict, self._xml_bodies)
+        return row_xml.row_encoder(self.profile, entity.name, self.zone).returns([row], ones, manys)
+
+    def _xml_bodies(
+        self,
+        profile: Profile,
+        entity: Entity,
+        rows: Sequence[Row],
+        ones: row_xml.Ones,
+        manys: row_xml.Manys,
+    ) -> list[str]:
+        return row_xml.row_encoder(profile, entity.name, self.zone).bodies(rows, ones, manys)
 
     def _get(
         self, user: str, query: str, obj_id: int, restrict: Restrictions, build: Build[T]
@@ -116,11 +143,14 @@ class Reader:
         )
         return entity, row, ones, manys
 
+    def _compile(self, user: str, query: str, restrict: Restrictions) -> CompiledSearch:
+        key = None if restrict is None else tuple(sorted(restrict.items()))
+        return compile_search(self.profile, query, user=user, restrict=key, zone=self.zone)
+
     def _execute(
         self, user: str, query: str, restrict: Restrictions
     ) -> tuple[CompiledSearch, sqlite3.Cursor]:
-        key = None if restrict is None else tuple(sorted(restrict.items()))
-        compiled = compile_search(self.profile, query, user=user, restrict=key)
+        compiled = self._compile(user, query, restrict)
         return compiled, self.store.conn.execute(compiled.sql, compiled.params)
 
     def _entities(
@@ -141,9 +171,12 @@ class Reader:
         )
         return entity, rows, ones, manys
 
-    def _values(self, compiled: CompiledSearch, cursor: sqlite3.Cursor) -> SearchResult:
+    def _values(
+        self, compiled: CompiledSearch, cursor: sqlite3.Cursor, zone: dt.tzinfo = dt.UTC
+    ) -> SearchResult:
+        """Selected values; dates in ``zone`` (the same instants: a Python caller gets UTC)."""
         types = compiled.value_types
-        converters = [_value_converter(t) for t in types]
+        converters = [_value_converter(t, zone) for t in types]
         items: list[Any] = []
         for row in cursor.fetchmany(self.max_entities + 1):
             if compiled.aggregate and all(v is None for v in row):
@@ -256,19 +289,15 @@ def _beans(
     return beans
 
 
-def _xml_bodies(
-    profile: Profile, entity: Entity, rows: Sequence[Row], ones: row_xml.Ones, manys: row_xml.Manys
-) -> list[str]:
-    return row_xml.row_encoder(profile, entity.name).bodies(rows, ones, manys)
-
-
 def _chunks(ids: Sequence[int]) -> Iterable[Sequence[int]]:
     for start in range(0, len(ids), _CHUNK):
         yield ids[start : start + _CHUNK]
 
 
-def _value_converter(java_type: str) -> Callable[[Any], Any]:
+def _value_converter(java_type: str, zone: dt.tzinfo) -> Callable[[Any], Any]:
     f = Field("value", RelType.ATTRIBUTE, java_type)
-    if java_type in ("Date", "boolean", "Boolean", "Double"):
+    if java_type == "Date":
+        return lambda v: None if v is None else tables.parse_stored_datetime(v).astimezone(zone)
+    if java_type in ("boolean", "Boolean", "Double"):
         return lambda v: tables.from_sql(f, v)
     return lambda v: v

@@ -44,8 +44,8 @@ class IcatService:
         self.store = store
         self.authenticators = authenticators
         self.sessions = sessions
-        self.authz = Authorizer(store, authenticators.root_users)
-        self.reader = Reader(store, max_entities)
+        self.authz = Authorizer(store, authenticators.root_users, zone)
+        self.reader = Reader(store, max_entities, zone)
         self.max_entities = max_entities
         self.lifetime_minutes = lifetime_minutes
         self.query_timeout_s = query_timeout_s

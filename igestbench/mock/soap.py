@@ -9,7 +9,6 @@ without detail; both with HTTP 500, as ICAT answers.
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -26,8 +25,6 @@ from igestbench.icat.faults import (
 )
 from igestbench.icat.operations import operations_for
 from igestbench.icat.soapxml import ICAT_NS, SOAP_ENV_NS, XS_NS, XSI_NS, escape, local_name
-from igestbench.mock.reader import SearchResult
-from igestbench.mock.row_xml import encode_values
 from igestbench.mock.service import IcatService
 
 log = logging.getLogger(__name__)
@@ -85,39 +82,6 @@ def _returns(values: Any, java_type: str = "String") -> str:
     return f"<return>{escape(str(values))}</return>"
 
 
-def _in_zone(value: Any, zone: dt.tzinfo) -> Any:
-    return value.astimezone(zone) if isinstance(value, dt.datetime) else value
-
-
-def _dates_in_zone(bean: Bean, zone: dt.tzinfo, seen: set[int] | None = None) -> None:
-    """Express every date of ``bean`` and its included objects in ``zone`` (same instants)."""
-    seen = set() if seen is None else seen
-    if id(bean) in seen:
-        return
-    seen.add(id(bean))
-    for name, value in bean.values.items():
-        if isinstance(value, dt.datetime):
-            bean.values[name] = value.astimezone(zone)
-        elif isinstance(value, Bean):
-            _dates_in_zone(value, zone, seen)
-        elif isinstance(value, list):
-            for child in value:
-                _dates_in_zone(child, zone, seen)
-
-
-def _result_in_zone(result: SearchResult, zone: dt.tzinfo) -> SearchResult:
-    if not result.value_types:
-        seen: set[int] = set()
-        for bean in result.items:
-            _dates_in_zone(bean, zone, seen)
-        return result
-    if result.multi:
-        items = [tuple(_in_zone(v, zone) for v in row) for row in result.items]
-    else:
-        items = [_in_zone(v, zone) for v in result.items]
-    return SearchResult(items, result.value_types, result.multi)
-
-
 class SoapEndpoint:
     """Turns a request body into a response (status, body) for one catalogue."""
 
@@ -126,9 +90,6 @@ class SoapEndpoint:
         self.max_elements = max_elements
         self.profile = service.profile
         self.zone = service.zone
-        #: Stored dates are UTC; a server in another zone answers in its own (as JAXB prints a
-        #: java.util.Date in the JVM's default zone). UTC needs no conversion at all.
-        self.local_zone = None if service.zone is dt.UTC else service.zone
         names = {op.name for op in operations_for(self.profile)}
         self.handlers: dict[str, Callable[[etree._Element], str]] = {
             name: getattr(self, "_op_" + name) for name in names
@@ -367,24 +328,12 @@ class SoapEndpoint:
         return ""
 
     def _op_get(self, w: etree._Element) -> str:
+        # rows straight to XML, dates in the server's zone (row_xml), whatever the zone
         sid, query, key = self._sid(w), self._text(w, "query"), self._long(w, "primaryKey")
-        if self.local_zone is None:
-            return self.service.get_xml(sid, query, key)
-        # A server in another zone than UTC converts the dates on the Beans: the straight
-        # rows-to-XML path (row_xml) writes stored dates, which are UTC, as they are.
-        bean = self.service.get(sid, query, key)
-        _dates_in_zone(bean, self.local_zone)
-        return soapxml.encode_bean(self.profile, bean, "return", prefix="ns2")
+        return self.service.get_xml(sid, query, key)
 
     def _op_search(self, w: etree._Element) -> str:
-        sid, query = self._sid(w), self._text(w, "query")
-        if self.local_zone is None:
-            return self.service.search_xml(sid, query)
-        result = _result_in_zone(self.service.search(sid, query), self.local_zone)
-        if not result.value_types:
-            profile = self.profile
-            return "".join(soapxml.encode_bean(profile, b, "return", "ns2") for b in result.items)
-        return encode_values(result.items, result.value_types, result.multi)
+        return self.service.search_xml(self._sid(w), self._text(w, "query"))
 
     def _op_isAccessAllowed(self, w: etree._Element) -> str:
         allowed = self.service.is_access_allowed(

@@ -9,6 +9,7 @@ that is why a restriction must be hashable: a tuple of (entity name, (sql, param
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec, TypeVar
@@ -44,26 +45,32 @@ def _nesting_guard(function: Callable[_P, _R]) -> Callable[_P, _R]:
 
 
 def compile_search(
-    profile: Profile, text: str, user: str = "", restrict: Restrict | None = None
+    profile: Profile,
+    text: str,
+    user: str = "",
+    restrict: Restrict | None = None,
+    zone: dt.tzinfo = dt.UTC,
 ) -> CompiledSearch:
     """The search ``text`` (JPQL or concise syntax) as SQL for the store.
 
     ``restrict`` maps entity names to (SQL selecting the ids the user may read, params); the
     result objects (or, for values and aggregates, the FROM entity) are limited to those ids.
-    Raises :class:`IcatBadParameter` for anything ICAT would refuse.
+    ``zone``: the server's time zone, in which ``{ts …}`` and date strings without a zone are
+    read (ICAT reads them in its JVM's default zone). Raises :class:`IcatBadParameter` for
+    anything ICAT would refuse.
     """
     if len(text) > _CACHED_TEXT:
         # a huge generated query is compiled for its one use, not kept in the caches' memory
-        template = _template.__wrapped__(profile, text, user)
+        template = _template.__wrapped__(profile, text, user, zone)
     else:
-        template = _template(profile, text, user)
+        template = _template(profile, text, user, zone)
     if not restrict:
         return template.search
     if isinstance(restrict, Mapping):
         restrict = tuple(sorted((k, (v[0], tuple(v[1]))) for k, v in restrict.items()))
     if len(text) > _CACHED_TEXT:
         return _apply(template, restrict)
-    return _restricted(profile, text, user, restrict)
+    return _restricted(profile, text, user, restrict, zone)
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
@@ -84,7 +91,9 @@ def compile_get(profile: Profile, text: str) -> CompiledGet:
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
 @_nesting_guard
-def compile_ids(profile: Profile, text: str, user: str = "") -> tuple[str, str, tuple[Any, ...]]:
+def compile_ids(
+    profile: Profile, text: str, user: str = "", zone: dt.tzinfo = dt.UTC
+) -> tuple[str, str, tuple[Any, ...]]:
     """The entity a rule's ``what`` covers and SQL selecting the ids of the covered objects.
 
     ``what`` is a bare entity name, a concise query or ``SELECT var FROM …`` without ORDER BY,
@@ -92,26 +101,28 @@ def compile_ids(profile: Profile, text: str, user: str = "") -> tuple[str, str, 
     queries it restricts.
     """
     if is_jpql(text):
-        return translate.compile_ids(profile, parse(text, "jpql"), user)
+        return translate.compile_ids(profile, parse(text, "jpql"), user, zone)
     cq: s.ConciseQuery = parse(text, "concise")
     if cq.include is not None or cq.limit is not None or cq.order:
         raise IcatBadParameter("A rule's query may not have ORDER BY, INCLUDE or a range")
     q, _ = concise.rewrite(profile, cq)
-    return translate.compile_ids(profile, q, user)
+    return translate.compile_ids(profile, q, user, zone)
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
 @_nesting_guard
-def _template(profile: Profile, text: str, user: str) -> SearchTemplate:
+def _template(profile: Profile, text: str, user: str, zone: dt.tzinfo) -> SearchTemplate:
     if is_jpql(text):
-        return translate.compile_select(profile, parse(text, "jpql"), user)
+        return translate.compile_select(profile, parse(text, "jpql"), user, zone=zone)
     q, included = concise.rewrite(profile, parse(text, "concise"))
-    return translate.compile_select(profile, q, user, included)
+    return translate.compile_select(profile, q, user, included, zone)
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
-def _restricted(profile: Profile, text: str, user: str, restrict: RestrictPairs) -> CompiledSearch:
-    return _apply(_template(profile, text, user), restrict)
+def _restricted(
+    profile: Profile, text: str, user: str, restrict: RestrictPairs, zone: dt.tzinfo
+) -> CompiledSearch:
+    return _apply(_template(profile, text, user, zone), restrict)
 
 
 def _apply(template: SearchTemplate, restrict: RestrictPairs) -> CompiledSearch:

@@ -9,10 +9,12 @@ fixed-width UTC text the dates are stored as, TRUE/FALSE become 1/0, an enumerat
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from igestbench.icat.beans import parse_datetime
 from igestbench.icat.faults import IcatBadParameter
 from igestbench.icat.schema import ENUMERATIONS, Field, RelType
 from igestbench.mock import tables
@@ -75,9 +77,11 @@ def position(e: s.Expr) -> str:
 class Translator:
     """Translates the expressions of one query within its :class:`Scope`."""
 
-    def __init__(self, scope: Scope, user: str) -> None:
+    def __init__(self, scope: Scope, user: str, zone: dt.tzinfo = dt.UTC) -> None:
         self.scope = scope
         self.user = user
+        #: The server's time zone: ``{ts …}`` and date strings without a zone are read in it.
+        self.zone = zone
 
     # --- conditions
     def condition(self, e: s.Expr) -> tuple[str, tuple[Any, ...]]:
@@ -257,12 +261,14 @@ class Translator:
 
     def _literal(self, e: s.Literal, target: str | None) -> Value:
         if e.kind == "timestamp":
-            return Value("?", (tables.to_sql(_DATE, e.value),), "Date")
+            # fold 0: a wall time a DST change repeats is its first, as java.sql.Timestamp reads it
+            return Value("?", (tables.to_sql(_DATE, e.value.replace(tzinfo=self.zone)),), "Date")
         if e.kind == "boolean":
             return Value("?", (1 if e.value else 0,), "boolean")
         if e.kind == "string" and target == "Date":
             try:
-                return Value("?", (tables.to_sql(_DATE, e.value),), "Date")
+                stored = tables.to_sql(_DATE, parse_datetime(e.value, self.zone))
+                return Value("?", (stored,), "Date")
             except ValueError:
                 raise IcatBadParameter(
                     f"'{e.value}' at position {e.pos} is compared with a date but is not one"

@@ -45,6 +45,9 @@ class CompiledSearch:
     includes: tuple[IncludeNode, ...]
     #: ``INCLUDE 1``: every many-to-one relation of the result objects, one level deep.
     include_all_ones: bool
+    #: For ``"entity"``: the alias of the result objects' table in ``sql`` (its SELECT list is
+    #: the first ``tables.select_list(entity, alias)`` in it, which a reader may replace).
+    alias: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,5 +83,5 @@ class SearchTemplate:
         s = self.search
         return CompiledSearch(
             s.kind, s.entity, text, (*self.where_params, *params, *self.tail_params),
-            s.value_types, s.multi, s.aggregate, s.includes, s.include_all_ones,
+            s.value_types, s.multi, s.aggregate, s.includes, s.include_all_ones, s.alias,
         )

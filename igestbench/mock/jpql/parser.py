@@ -280,7 +280,8 @@ class _Builder(Transformer[Token, Any]):
         m = _TIMESTAMP.fullmatch(str(c[0]))
         try:
             assert m is not None  # the token's own pattern guarantees the shape
-            value = dt.datetime.fromisoformat(f"{m.group(1)}T{m.group(2)}").replace(tzinfo=dt.UTC)
+            # no zone: the server's, which the translator knows (ICAT: its JVM's default zone)
+            value = dt.datetime.fromisoformat(f"{m.group(1)}T{m.group(2)}")
         except ValueError:
             raise IcatBadParameter(
                 f"Timestamp {c[0]} at position {_pos(c[0])} is not a valid date and time"

@@ -7,6 +7,7 @@ an explicit ORDER BY gets the same order appended as a tie-break, so LIMIT pagin
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,7 +45,9 @@ class _Built:
     where_params: tuple[Any, ...]
 
 
-def _build(profile: Profile, q: s.SelectQuery, user: str, prefix: str) -> _Built:
+def _build(
+    profile: Profile, q: s.SelectQuery, user: str, prefix: str, zone: dt.tzinfo
+) -> _Built:
     """Translate FROM, JOIN, SELECT and WHERE of ``q``."""
     entity = profile.entities.get(q.entity.text)
     if entity is None:
@@ -63,7 +66,7 @@ def _build(profile: Profile, q: s.SelectQuery, user: str, prefix: str) -> _Built
     where: list[str] = []
     params: tuple[Any, ...] = ()
     if q.where is not None:
-        sql, params = Translator(scope, user).condition(q.where)
+        sql, params = Translator(scope, user, zone).condition(q.where)
         where.append(sql)
     result = items[0].node
     if result is not None and result is not root:
@@ -72,14 +75,18 @@ def _build(profile: Profile, q: s.SelectQuery, user: str, prefix: str) -> _Built
 
 
 def compile_select(
-    profile: Profile, q: s.SelectQuery, user: str, included: includes.Included | None = None
+    profile: Profile,
+    q: s.SelectQuery,
+    user: str,
+    included: includes.Included | None = None,
+    zone: dt.tzinfo = dt.UTC,
 ) -> SearchTemplate:
     """The search ``q`` as SQL, ready to be restricted to what a user may read.
 
     ``included`` is the INCLUDE already resolved (the concise syntax names entities, not paths);
     None: resolve ``q.include`` as JPQL paths.
     """
-    built = _build(profile, q, user, "t")
+    built = _build(profile, q, user, "t", zone)
     scope, items = built.scope, built.items
     node = items[0].node
     if included is None:
@@ -100,7 +107,7 @@ def compile_select(
         tie_break = [] if aggregate else [i.sql for i in items] if q.distinct else [
             n.id_sql for n in scope.declared
         ]
-    translator = Translator(scope, user)
+    translator = Translator(scope, user, zone)
     order: list[str] = []
     tail_params: tuple[Any, ...] = ()
     for item in q.order:
@@ -126,6 +133,7 @@ def compile_select(
         aggregate=aggregate,
         includes=included[0],
         include_all_ones=included[1],
+        alias=node.alias if node is not None else "",
     )
     return SearchTemplate(
         search, head, built.where, built.where_params, tail, tail_params,
@@ -133,7 +141,9 @@ def compile_select(
     )
 
 
-def compile_ids(profile: Profile, q: s.SelectQuery, user: str) -> tuple[str, str, tuple[Any, ...]]:
+def compile_ids(
+    profile: Profile, q: s.SelectQuery, user: str, zone: dt.tzinfo = dt.UTC
+) -> tuple[str, str, tuple[Any, ...]]:
     """The entity and ``SELECT <id> …`` of the objects a rule's query selects."""
     for present, clause in ((q.order, "ORDER BY"), (q.include, "INCLUDE"), (q.limit, "LIMIT")):
         if present:
@@ -144,7 +154,7 @@ def compile_ids(profile: Profile, q: s.SelectQuery, user: str) -> tuple[str, str
             "Rule must have an entity reference in the SELECT clause rather than "
             f"{item.path.shown}"
         )
-    built = _build(profile, q, user, "r")
+    built = _build(profile, q, user, "r", zone)
     node = built.items[0].node
     assert node is not None  # a lone variable always denotes objects
     where = f" WHERE {' AND '.join(built.where)}" if built.where else ""
