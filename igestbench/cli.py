@@ -227,6 +227,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             file=out,
         )
         print(f"WSDL: {catalogue.wsdl_url}", file=out)
+        if config.profile != "4.3":  # ICAT 4.3 had no REST API
+            print(f"REST: {catalogue.rest_url}", file=out)
         if config.timezone.upper() != "UTC":
             print(f"time zone: {config.timezone}", file=out)
         if catalogue.tls is not None:
@@ -295,6 +297,7 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from igestbench.config import load_run_config
     from igestbench.icat.credentials import Logins
+    from igestbench.run.next_steps import end_of_run
     from igestbench.run.progress import Progress
     from igestbench.run.runner import Runner
     from igestbench.verify.options import options_from
@@ -315,7 +318,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     for line in outcome.summary:
         print(f"sv7 run: {line}", file=sys.stderr)
     if outcome.path is not None:
-        print(f"result file: {outcome.path}")
+        print("\n".join(end_of_run(config, outcome.path, outcome.completed)))
     return outcome.exit_code
 
 

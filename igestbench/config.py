@@ -51,14 +51,14 @@ LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 class FaultKnobs:
     """Ways the local catalogue can misbehave on purpose, to test the suite itself."""
 
-    #: Added to every SOAP answer.
+    #: Added to every SOAP or REST answer.
     latency_ms: float = 0.0
-    #: Every Nth SOAP request stalls for ``stall_seconds`` before it is answered (0: never).
+    #: Every Nth SOAP or REST request stalls for ``stall_seconds`` before it is answered (0: never).
     stall_every: int = 0
     stall_seconds: float = 0.0
-    #: Fraction of SOAP requests answered with an INTERNAL fault.
+    #: Fraction of SOAP or REST requests answered with an INTERNAL fault.
     error_rate: float = 0.0
-    #: Fraction of SOAP requests whose connection is closed without an answer.
+    #: Fraction of SOAP or REST requests whose connection is closed without an answer.
     drop_rate: float = 0.0
     #: Seed of the random draws, so a misbehaving run can be repeated exactly.
     seed: int = 0
@@ -173,6 +173,9 @@ FLAVOUR_NAMES = run_options.FLAVOUR_NAMES
 class RunConfig:
     """The effective options of one run (frozen; built by :func:`load_run_config`)."""
 
+    #: the profile the values not given came from; the defaults below are full's (quick's are
+    #: in options.PROFILE_SETTINGS, which load_run_config starts from)
+    profile: str = "full"
     target: str | None = None
     site: str = "local"
     flavours: tuple[str, ...] = ("zeep", "python-icat")
@@ -329,6 +332,8 @@ def load_run_config(
     env = os.environ if environ is None else environ
     file = _config_file(config_file)
     options = _run_options(cli, file, env)
+    profile = options.get("profile", run_options.DEFAULT_PROFILE)  # an option given wins
+    options = {**run_options.PROFILE_SETTINGS[profile], **options, "profile": profile}
     if options.get("target") is not None and "site" not in options:
         # "local" names the built-in catalogue's runs; a run against a partner's catalogue that
         # took it too would merge with every other unnamed site into one row of the campaign

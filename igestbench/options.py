@@ -20,10 +20,25 @@ from typing import Any
 from igestbench.errors import UsageError
 
 PARTS = ("verify", "full-cycle", "single-query", "burst", "multi-query", "sweep")
-FLAVOUR_NAMES = ("zeep", "python-icat", "lean")
+FLAVOUR_NAMES = ("zeep", "python-icat", "lean", "rest")
 #: The operations a load sweep can mix (igestbench.run.load_sweep builds one function each).
 MIX_OPERATIONS = ("search", "concise", "get", "create")
 MAX_CONCURRENCY = 256
+
+#: What a run measures unless told otherwise: ``quick`` tours every part in about a minute (the
+#: default), ``full`` is the campaign's measurement. A profile only sets defaults: any option
+#: given — on the command line, as SV7_<OPTION> or in sv7.toml [run] — wins over it.
+PROFILES = ("quick", "full")
+DEFAULT_PROFILE = "quick"
+#: The values each profile sets, by RunConfig field; ``full`` is RunConfig's own defaults.
+#: quick: one flavour, two levels, a quarter of the counts or less and a sweep of three
+#: one-second steps to 40/s — each part runs and is written like a full run's, in under a
+#: minute on a busy 2-core machine (README, Quick start).
+PROFILE_SETTINGS: Mapping[str, Mapping[str, Any]] = {
+    "quick": {"flavours": ("zeep",), "concurrency": (1, 2), "cycles": 3, "files": 50,
+              "queries": 50, "max_rate": 40.0, "duration": 1.0, "warmup": 0.25},
+    "full": {},
+}
 
 
 class OptionError(ValueError):
@@ -109,6 +124,18 @@ def names(choices: tuple[str, ...]) -> Parse:
             what = f"unknown {', '.join(bad)}" if bad else "none given"
             raise OptionError(f"{what}; choose from {', '.join(choices)}")
         return tuple(items)
+
+    return parse
+
+
+def choice(choices: tuple[str, ...]) -> Callable[[object], str]:
+    """One of ``choices``."""
+
+    def parse(value: object) -> str:
+        word = _text(value)
+        if word not in choices:
+            raise OptionError(f"expected one of {', '.join(choices)}, not {word!r}")
+        return word
 
     return parse
 
@@ -220,36 +247,41 @@ class RunOption:
 
 #: Each option of sv7 run, defined once.
 RUN_OPTIONS: tuple[RunOption, ...] = (
+    RunOption("--profile", "profile", choice(PROFILES),
+              "quick: every part in about a minute (the default); full: the campaign's "
+              "measurement. Options given win over the profile's values"),
     RunOption("--target", "target", target,
               "catalogue URL or HOST[:PORT] (default: the built-in one)"),
     RunOption("--site", "site", text,
               "name of the site running the suite (default: local on the built-in catalogue, "
               "this machine's short host name with --target)"),
     RunOption("--flavour", "flavours", names(FLAVOUR_NAMES),
-              "client flavours: zeep, python-icat, lean (default: zeep,python-icat)"),
+              "client flavours: zeep, python-icat, lean, rest "
+              "(quick: zeep; full: zeep,python-icat)"),
     RunOption("--parts", "parts", names(PARTS),
               "verify,full-cycle,single-query,burst,multi-query,sweep (default: all)"),
     RunOption("--concurrency", "concurrency", levels,
               "parallel clients per level, e.g. 1,2,4,8 (default 1,2)"),
     RunOption("--cycles", "cycles", whole(1),
-              "NeXus files each client ingests in the full cycle (default 10)"),
+              "NeXus files each client ingests in the full cycle (quick 3, full 10)"),
     RunOption("--files", "files", whole(1),
-              "Datafiles per client in burst and multi-query (default 200)"),
-    RunOption("--queries", "queries", whole(1), "single-result queries per client (default 200)"),
+              "Datafiles per client in burst and multi-query (quick 50, full 200)"),
+    RunOption("--queries", "queries", whole(1),
+              "single-result queries per client (quick 50, full 200)"),
     RunOption("--batch-size", "batch_size", whole(1), "createMany batch size (default 100)"),
     RunOption("--page-size", "page_size", whole(1),
               "LIMIT page size of the paged query (default 100)"),
     RunOption("--payload-bytes", "payload_bytes", whole(0),
               "data payload in each NeXus file (default 0)"),
     RunOption("--max-rate", "max_rate", number(0, above=True),
-              "highest demanded rate of the load sweep, req/s (default 200)"),
+              "highest demanded rate of the load sweep, req/s (quick 40, full 200)"),
     RunOption("--duration", "duration", number(0, above=True),
-              "seconds per sweep step (default 3)"),
+              "seconds per sweep step (quick 1, full 3)"),
     RunOption("--slo-ms", "slo_ms", number(0, above=True),
               "latency objective of the sustained rate (default 50)"),
     RunOption("--repeat", "repeat", whole(1), "repetitions of each sweep step (default 1)"),
     RunOption("--warmup", "warmup", number(0, above=False),
-              "seconds of warm-up before each sweep step (default 0.5)"),
+              "seconds of warm-up before each sweep step (quick 0.25, full 0.5)"),
     RunOption("--calls-per-connection", "calls_per_connection", whole(0),
               "0: one persistent connection per client; N: reconnect after every N calls"),
     RunOption("--mix", "mix", mix,

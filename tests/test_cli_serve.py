@@ -42,6 +42,8 @@ def test_serve_prints_its_wsdl_and_accounts_and_stops_on_ctrl_c() -> None:
         assert any("simple/root:root" in line for line in lines)
         r = requests.get(wsdl, timeout=5)
         assert r.status_code == 200 and b"ICATService" in r.content
+        (rest,) = [line.split(" ", 1)[1] for line in lines if line.startswith("REST: ")]
+        assert requests.get(rest + "/version", timeout=5).json() == {"version": "6.2.0"}
     finally:
         stop(proc)
 

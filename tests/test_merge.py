@@ -293,3 +293,30 @@ def test_strict_makes_a_nan_file_fatal(tmp_path: Path, capsys: pytest.CaptureFix
 def load_campaign_document(path: Path) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return data
+
+
+def test_runs_against_the_built_in_catalogue_are_one_target(tmp_path: Path) -> None:
+    """Its port is new every run: the newest run replaces the older ones as for any target,
+    whatever port each had; a file written before target.name (local only) counts too."""
+    older = write_result(tmp_path, "local", "https://127.0.0.1:40001/ICATService/ICAT",
+                         run_id="older", minutes=0, checks=[check("a", "failed", "refused")])
+    document = json.loads(older.read_text())
+    document["target"]["local"] = True  # as sv7 run wrote it before the built-in target's name
+    older.write_text(json.dumps(document))
+    newest = write_result(tmp_path, "local", "https://127.0.0.1:40777/ICATService/ICAT",
+                          run_id="newest", minutes=30, checks=[check("a")], built_in=True)
+    served = write_result(tmp_path, "local", "https://127.0.0.1:40001/ICATService/ICAT",
+                          run_id="served", minutes=10, checks=[check("a")])  # sv7 serve, --target
+    outcome = merge([older, newest, served])
+    targets = outcome.document["campaign"]["targets"]
+    assert [t["name"] for t in targets] == ["127.0.0.1:40001", "built-in"]
+    # shown at the URL of its newest run
+    assert targets[1]["url"] == "https://127.0.0.1:40777/ICATService/ICAT"
+    runs = {run["target"]: run["result"]["run"]["id"] for run in outcome.document["runs"]}
+    assert runs == {"built-in": "newest", "127.0.0.1:40001": "served"}
+    (history,) = outcome.document["history"]
+    assert (history["target"], history["run_id"]) == ("built-in", "older")
+    # the report reads it like any target
+    dump_campaign(outcome.document, tmp_path / "c.json")
+    assert [t.name for t in load_campaign(tmp_path / "c.json").targets] == [
+        "127.0.0.1:40001", "built-in"]

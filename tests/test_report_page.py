@@ -153,3 +153,25 @@ def test_the_page_defines_each_chart_style_once(tmp_path: Path) -> None:
     defined = re.findall(r"^\.(s[0-9a-f]{6})\{", page, re.MULTILINE)
     assert defined and len(defined) == len(set(defined))
     assert set(re.findall(r'class="(s[0-9a-f]{6})"', page)) == set(defined)
+
+
+def test_quick_tours_are_labelled_apart_from_full_runs(tmp_path: Path) -> None:
+    """A quick tour's figures (sv7 run's default) are marked wherever they are shown: in the
+    notices, on their benchmark row, in the charts' keys and in the list of runs; a file
+    written before profiles (no run.profile) reads as a full run."""
+    entries = [bench("full-cycle", "full-cycle", n, [10.0, 12.0]) for n in (1, 2)]
+    files = [write_result(tmp_path, "A", U2, run_id="a", parts=("full-cycle",),
+                          benchmarks=entries, profile="quick"),
+             write_result(tmp_path, "B", U2, run_id="b", parts=("full-cycle",),
+                          benchmarks=entries)]
+    report = build_report(_campaign(tmp_path, files, (CampaignTarget("T2", U2),)))
+    assert [(row.site, row.quick) for row in report.benchmarks] == [("A", True), ("B", False)]
+    assert [(run.site, run.profile) for run in report.runs] == [("A", "quick"), ("B", "full")]
+    (notice,) = [n for n in report.notices if "quick tour" in n]
+    assert notice.startswith("1 run is a quick tour") and "A → T2" in notice
+    (scaling,) = [c for c in report.charts if c.kind == "scaling"]
+    assert {entry.label for entry in scaling.legend} == {"A · zeep (quick tour)", "B · zeep"}
+    page = render_html(report)
+    assert page.count('<span class="quick"') == 1
+    assert "<td>quick tour</td>" in page and "<td>full</td>" in page
+    assert "A (quick tour) |" in render_markdown(report)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import io
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -12,8 +15,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from igestbench.config import ServeConfig
+import pytest
+
+from igestbench.config import RunConfig, ServeConfig
 from igestbench.mock.catalogue import LocalCatalogue
+from igestbench.run import service_checks
+from igestbench.run.progress import Progress
+from igestbench.run.runner import Runner
+from igestbench.verify import runner as verify_runner
 from tests.soap_helpers import issued_sessions
 
 WORKLOADS = "full-cycle,single-query,burst,multi-query"
@@ -122,27 +131,15 @@ def test_run_against_a_target_writes_a_clean_result_file(tmp_path: Path) -> None
 
 
 def test_no_target_runs_every_part_against_the_built_in_catalogue(tmp_path: Path) -> None:
+    """``sv7 run`` as a newcomer types it: the quick tour of every part, then the way on."""
     env = local_env()
-    result = sv7(
-        "run",
-        "--flavour",
-        "lean",
-        "--concurrency",
-        "1",
-        "--cycles",
-        "2",
-        "--files",
-        "20",
-        "--queries",
-        "10",
-        *FAST_SWEEP,
-        "--out",
-        str(tmp_path),
-        env=env,
-    )
+    result = sv7("run", cwd=tmp_path, env=env)  # no options at all: reports/ below cwd
     assert result.returncode == 0, result.stderr
-    data: dict[str, Any] = result_of(tmp_path)
+    out = tmp_path / "reports"
+    data: dict[str, Any] = result_of(out)
     assert data["target"]["local"] is True and data["target"]["scheme"] == "https"
+    assert data["target"]["name"] == "built-in"  # whatever port it had: sv7 merge's one target
+    assert data["run"]["profile"] == "quick" and data["run"]["options"]["profile"] == "quick"
     checks = data["checks"]
     assert len(checks) > 20
     assert all(c["outcome"] == "passed" for c in checks), [
@@ -150,10 +147,23 @@ def test_no_target_runs_every_part_against_the_built_in_catalogue(tmp_path: Path
     ]
     assert data["scores"]["content"]["level"] == "representative"
     (sweep,) = data["sweeps"]
-    assert sweep["flavour"] == "lean" and sweep["steps"]
-    assert {b["workload"] for b in data["benchmarks"]} == set(WORKLOADS.split(","))
+    assert sweep["flavour"] == "lean" and len(sweep["steps"]) == 3  # 10, 20, 40/s
+    assert {(b["workload"], b["flavour"], b["concurrency"]) for b in data["benchmarks"]} == {
+        (w, "zeep", c) for w in WORKLOADS.split(",") for c in (1, 2)}
     assert data["cleanup"]["left"] == 0
     assert data["run"]["status"] == "complete"
+    # the end: where the file is, and next commands that work as printed
+    (path,) = out.glob("*.json")
+    lines = result.stdout.splitlines()
+    assert lines[:2] == [f"result file: {path.relative_to(tmp_path)}", "next:"]
+    merge_line = "  sv7 merge reports -o campaign.json && sv7 report campaign.json -o report.html"
+    assert merge_line in lines and "  sv7 run --profile full" in lines
+    assert "  python -m igestbench.example_campaign example-campaign" in lines
+    merge, report = (c.split() for c in merge_line.strip().removeprefix("sv7 ").split(" && sv7 "))
+    assert sv7(*merge, cwd=tmp_path, env=env).returncode == 0
+    assert sv7(*report, cwd=tmp_path, env=env).returncode == 0
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert '<span class="quick"' in page and ">built-in<" in page
 
 
 def test_thresholds_decide_the_exit_code(tmp_path: Path) -> None:
@@ -353,3 +363,32 @@ def test_sweep_with_a_mix_reports_each_operation_and_each_connection_mode(tmp_pa
     assert all(m["rate"] == 20 and m["sent"] > 0 and m["errors"] == {} for m in modes)
     assert all(m["latency_ms"]["corrected"]["mean"] > 0 for m in modes)
     assert data["cleanup"]["left"] == 0 and data["outages"] == []
+
+
+@pytest.mark.parametrize("broken", ["test_read.py", "conftest.py"])
+def test_service_checks_that_cannot_be_imported_fail_the_run(
+    broken: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A missing dependency of sv_tests (a module, or its conftest) is no run with 0 checks
+    and exit 0: it is a check in error, with the reason and a hint, and exit status 6."""
+    checks = tmp_path / "sv_tests"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "sv_tests", checks,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    with (checks / broken).open("a", encoding="utf-8") as module:
+        module.write("\nimport sv7_no_such_module  # noqa\n")
+    monkeypatch.setattr(service_checks, "run_verification",
+                        functools.partial(verify_runner.run_verification, sv_tests=checks))
+    # the copy's modules have the real ones' names: pytest must import the copy's, and the
+    # tests after this one the real ones again (monkeypatch puts back what it took away)
+    for name in ["sv_tests", *(f"sv_tests.{f.stem}" for f in checks.glob("*.py"))]:
+        monkeypatch.setitem(sys.modules, name, None)  # remembered: put back (or removed) after
+        del sys.modules[name]
+    stream = io.StringIO()
+    config = RunConfig(parts=("verify",), out=tmp_path / "out")
+    outcome = Runner(config, Progress(stream, live=False)).run()
+    assert outcome.exit_code == 6, (outcome.summary, stream.getvalue())
+    assert outcome.path is not None
+    (check,) = json.loads(outcome.path.read_text())["checks"]
+    assert (check["outcome"], check["cause"]) == ("error", "checks-not-run")
+    assert "sv7_no_such_module" in check["explanation"] and "pip install" in check["hint"]
+    assert "sv7_no_such_module" in stream.getvalue() and "pip install" in stream.getvalue()

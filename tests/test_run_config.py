@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,30 @@ def test_defaults_are_modest_and_valid() -> None:
     config = load_run_config({}, environ={})
     assert config.target is None and config.credentials is None
     assert config.parts[0] == "verify" and "sweep" in config.parts
+
+
+def test_the_default_profile_is_the_quick_tour_and_options_given_win_over_a_profile(
+    tmp_path: Path,
+) -> None:
+    quick = load_run_config({}, environ={})
+    assert quick.profile == "quick" and quick.parts == RunConfig().parts  # every part
+    assert (quick.flavours, quick.concurrency, quick.cycles, quick.files, quick.queries,
+            quick.max_rate, quick.duration) == (("zeep",), (1, 2), 3, 50, 50, 40.0, 1.0)
+    full = load_run_config({"profile": "full"}, environ={})
+    assert dataclasses.replace(full, verify=None) == RunConfig()  # the campaign's defaults
+    # a real target is toured the same way unless asked: one command, one amount of work
+    env = {"SV7_AUTH": "db", "SV7_USER": "alice", "SV7_PASSWORD": "s3cret"}
+    assert load_run_config({"target": "icat.example.org"}, environ=env).profile == "quick"
+    toml = tmp_path / "sv7.toml"
+    toml.write_text('[run]\nprofile = "full"\nqueries = 7\n')
+    mixed = load_run_config({"cycles": "4"}, config_file=toml, environ={"SV7_FILES": "9"})
+    assert (mixed.profile, mixed.queries, mixed.cycles, mixed.files, mixed.flavours) == (
+        "full", 7, 4, 9, ("zeep", "python-icat"))
+    given = load_run_config({"concurrency": "1,4", "flavours": "lean"}, environ={})
+    assert (given.profile, given.concurrency, given.flavours, given.cycles) == (
+        "quick", (1, 4), ("lean",), 3)
+    with pytest.raises(UsageError, match=r"^SV7_PROFILE: expected one of quick, full, not 'ful'"):
+        load_run_config({}, environ={"SV7_PROFILE": "ful"})
 
 
 def test_command_line_beats_environment_beats_file(tmp_path: Path) -> None:

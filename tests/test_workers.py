@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from igestbench.client import ClientConfig
@@ -66,3 +67,18 @@ def test_a_worker_that_cannot_log_in_calls_the_start_off(
     assert errors[0] is not None and "do not match" in errors[0]
     assert errors[1] is not None and "called off" in errors[1]
     assert not [r for r in run.records if r.op.startswith("burst/")]
+
+
+def test_a_failed_preparation_sends_no_records(catalogue: LocalCatalogue, tmp_path: Path) -> None:
+    """A query workload's worker ingests NeXus files untimed first; when that preparation
+    fails half-way (here: a file that is no NeXus file), the ingest calls it made are not the
+    workload's figures: none reaches the entry (they used to show as full-cycle ops in a
+    single-query entry of a stopped run)."""
+    (spec,) = specs(catalogue, tmp_path, "single-query", 1)
+    broken = tmp_path / "broken.nxs"
+    broken.write_bytes(b"not HDF5")
+    run = run_workers([dataclasses.replace(spec, files=(*spec.files[:2], broken))])
+    (outcome,) = run.outcomes
+    assert outcome.error is not None
+    assert len(Journal.load(tmp_path / "j0.jsonl")) >= 8  # two files were ingested first
+    assert run.records == []

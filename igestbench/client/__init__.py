@@ -1,4 +1,4 @@
-"""Clients of ICAT catalogues: one protocol, three flavours, one exception tree.
+"""Clients of ICAT catalogues: one protocol, four flavours, one exception tree.
 
 ::
 
@@ -9,7 +9,8 @@
     facilities = catalogue.search("SELECT f FROM Facility f")
 
 Flavours: ``"zeep"`` (ours, zeep with our decoding of answers), ``"python-icat"`` (an unmodified
-``icat.Client``) and ``"lean"`` (the load path: pre-rendered envelopes, http.client, lxml). All
+``icat.Client``), ``"lean"`` (the load path: pre-rendered envelopes, http.client, lxml) and
+``"rest"`` (ICAT's REST API, ``/icat/...``, on requests). All
 speak :class:`~igestbench.icat.beans.Bean` objects, raise
 :class:`~igestbench.icat.faults.IcatError` subclasses for ICAT faults and
 :class:`TransportFailure` (a :class:`~igestbench.errors.TransportError` with a ``cause``) for
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from igestbench.client.base import Catalogue, ClientConfig
 from igestbench.client.lean import LeanCatalogue
 from igestbench.client.python_icat_flavour import PythonIcatCatalogue
+from igestbench.client.rest_flavour import RestCatalogue
 from igestbench.client.transport import TransportCause, TransportFailure
 from igestbench.client.zeep_flavour import ZeepCatalogue
 from igestbench.errors import UsageError
@@ -35,6 +37,7 @@ __all__ = [
     "Endpoint",
     "LeanCatalogue",
     "PythonIcatCatalogue",
+    "RestCatalogue",
     "TransportCause",
     "TransportFailure",
     "ZeepCatalogue",
@@ -47,6 +50,7 @@ FLAVOURS: dict[str, Callable[[ClientConfig], Catalogue]] = {
     "zeep": ZeepCatalogue,
     "python-icat": PythonIcatCatalogue,
     "lean": LeanCatalogue,
+    "rest": RestCatalogue,
 }
 
 

@@ -41,7 +41,7 @@ class ClientConfig:
 class Catalogue(Protocol):
     """One logged-in (or not yet logged-in) connection to an ICAT catalogue."""
 
-    #: "zeep", "python-icat" or "lean".
+    #: "zeep", "python-icat", "lean" or "rest".
     flavour: str
 
     def login(self, authenticator: str, credentials: Mapping[str, str]) -> None: ...

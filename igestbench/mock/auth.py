@@ -194,5 +194,11 @@ class Sessions:
         with self._lock:
             self._sessions.pop(sid or "", None)
 
+    def is_logged_in(self, user: str) -> bool:
+        """Whether ``user`` has a session that has not expired (REST ``/icat/user/...``)."""
+        now = self._now()
+        with self._lock:
+            return any(s.user == user and s.expires > now for s in self._sessions.values())
+
     def __len__(self) -> int:
         return len(self._sessions)

@@ -27,6 +27,7 @@ from igestbench.icat.schema import get_profile
 from igestbench.icat.wsdl import render_wsdl, render_xsd
 from igestbench.mock.auth import Authenticators, Sessions
 from igestbench.mock.http import ConnectionFactory, HttpLimits, Request, Response
+from igestbench.mock.rest import REST_PREFIX, RestEndpoint, error_response
 from igestbench.mock.seed import seed_new_database
 from igestbench.mock.service import IcatService
 from igestbench.mock.soap import SoapEndpoint, fault_envelope
@@ -45,7 +46,8 @@ INLINE_SQL_S = 0.05
 
 
 class CatalogueApp:
-    """Routes: WSDL and XSD on GET, SOAP on POST, both under /ICATService/ICAT and /icat/ICAT."""
+    """Routes: WSDL and XSD on GET, SOAP on POST, both under /ICATService/ICAT and /icat/ICAT;
+    the REST API under /icat/ (everything else there)."""
 
     def __init__(
         self,
@@ -56,6 +58,7 @@ class CatalogueApp:
     ) -> None:
         self.config = config
         self.endpoint = endpoint
+        self.rest = RestEndpoint(endpoint.service, endpoint.max_elements)
         self.workers = workers
         self.profile = endpoint.profile
         self.default_host = default_host
@@ -65,6 +68,10 @@ class CatalogueApp:
 
     def __call__(self, request: Request) -> Response | Awaitable[Response]:
         path = request.path.rstrip("/")
+        if path not in SERVICE_PATHS and path.startswith(REST_PREFIX):
+            if not self.knobs.active:
+                return self._rest(request)
+            return self._misbehave(request)
         if path not in SERVICE_PATHS:
             return Response(
                 404,
@@ -83,6 +90,16 @@ class CatalogueApp:
         if not self.knobs.active:
             return self._soap(request)
         return self._misbehave(request)
+
+    def _rest(self, request: Request) -> Response | Awaitable[Response]:
+        # the same two paths as a SOAP request: on the loop while quick, else in a worker
+        if len(request.body) + len(request.query) <= INLINE_BODY:
+            try:
+                return self.rest.handle(request, inline_s=INLINE_SQL_S)
+            except RunElsewhere:
+                pass
+        large = len(request.body) > LARGE_BODY
+        return self.workers.run(self.rest.handle, request, large=large)
 
     def _get(self, request: Request, path: str) -> Response:
         query = request.query.lower()
@@ -127,9 +144,15 @@ class CatalogueApp:
             delay += knobs.stall_seconds
         fail = bool(knobs.error_rate) and self._random.random() < knobs.error_rate
 
+        rest = (
+            request.path.startswith(REST_PREFIX) and request.path.rstrip("/") not in SERVICE_PATHS
+        )
         if fail:
             error = IcatInternal("injected failure (sv7 serve --error-rate)")
-            failure = Response(500, fault_envelope("Server", error.message, error))
+            if rest:
+                failure = error_response(error)
+            else:
+                failure = Response(500, fault_envelope("Server", error.message, error))
             if delay <= 0:
                 return failure
 
@@ -138,7 +161,7 @@ class CatalogueApp:
                 await asyncio.sleep(delay)
             if fail:
                 return failure
-            answer = self._soap(request)
+            answer = self._rest(request) if rest else self._soap(request)
             return answer if isinstance(answer, Response) else await answer
 
         return later()
@@ -211,13 +234,16 @@ class LocalCatalogue:
     def wsdl_url(self) -> str:
         return self.service_url + "?wsdl"
 
+    @property
+    def rest_url(self) -> str:
+        """Base of the REST API (``…/icat``; 6.2 profile only)."""
+        return self.url + REST_PREFIX.rstrip("/")
+
     # --- running -------------------------------------------------------------------------
 
     async def _start_server(self) -> asyncio.base_events.Server:
         endpoint = SoapEndpoint(self.service, self.config.max_elements)
-        app = CatalogueApp(
-            self.config, endpoint, f"{self.config.host}:{self.port}", self.workers
-        )
+        app = CatalogueApp(self.config, endpoint, f"{self.config.host}:{self.port}", self.workers)
         factory = ConnectionFactory(
             app,
             self.scheme,

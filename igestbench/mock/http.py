@@ -27,12 +27,16 @@ log = logging.getLogger(__name__)
 
 _REASONS = {
     200: "OK",
+    204: "No Content",
     400: "Bad Request",
+    403: "Forbidden",
     404: "Not Found",
     405: "Method Not Allowed",
+    412: "Precondition Failed",
     413: "Payload Too Large",
     431: "Request Header Fields Too Large",
     500: "Internal Server Error",
+    501: "Not Implemented",
     503: "Service Unavailable",
 }
 

@@ -49,6 +49,9 @@ class SearchResult:
     #: Java type per value column ("" for entities); several columns → each item is a tuple.
     value_types: tuple[str, ...] = ()
     multi: bool = False
+    #: Rows of MIN/MAX/AVG/SUM over no rows left out of ``items`` (SOAP answers nothing for
+    #: them, ICAT's REST API a null).
+    empty_aggregates: int = 0
 
 
 class Reader:
@@ -178,13 +181,15 @@ class Reader:
         types = compiled.value_types
         converters = [_value_converter(t, zone) for t in types]
         items: list[Any] = []
+        empty = 0
         for row in cursor.fetchmany(self.max_entities + 1):
             if compiled.aggregate and all(v is None for v in row):
-                continue  # MIN/MAX/AVG/SUM over no rows: ICAT returns nothing at all
+                empty += 1
+                continue  # MIN/MAX/AVG/SUM over no rows: ICAT's SOAP returns nothing at all
             values = tuple(c(v) for c, v in zip(converters, row, strict=True))
             items.append(values if compiled.multi else values[0])
         self._check_size(len(items))
-        return SearchResult(items, types, compiled.multi)
+        return SearchResult(items, types, compiled.multi, empty)
 
     def _check_size(self, n: int) -> None:
         if n > self.max_entities:

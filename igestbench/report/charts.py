@@ -22,7 +22,7 @@ from __future__ import annotations
 import io
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -119,27 +119,79 @@ def build_charts(campaign: Campaign) -> list[Chart]:
     return charts
 
 
+def likely_charts(campaign: Campaign) -> int:
+    """How many charts :func:`build_charts` will make, counted cheaply before it runs (at most
+    one too many per target or site whose data turns out unusable)."""
+    runs = campaign.runs
+    return (len({r.target for r in runs if r.result.benchmarks})
+            + len({r.target for r in runs if r.result.sweeps})
+            + len({r.site for r in runs if r.result.samples}))
+
+
+class ChartDrawers:
+    """Draws charts, in worker processes when there are many.
+
+    The workers are started when the drawers are made — before the charts are known — and each
+    imports matplotlib at once: starting a Python with matplotlib takes a second or two, which
+    the caller spends building the rest of the report instead of waiting (build_report).
+    """
+
+    def __init__(self, expected: int, workers: int | None = None) -> None:
+        """``expected``: about how many charts will come (see :func:`likely_charts`)."""
+        workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
+        self._pool: ProcessPoolExecutor | None = None
+        self._workers = workers
+        if workers >= 2 and expected >= PARALLEL_FROM:
+            # spawn, not fork: a fork of a process with threads (a test runner's, a server's)
+            # may hang
+            self._pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"),
+                                             initializer=_start_worker)
+            self._pool.submit(int)  # a pool starts its processes at the first task
+
+    def draw(self, charts: Sequence[Chart]) -> Callable[[], list[Drawing]]:
+        """Start drawing ``charts``; the function returned waits for their drawings, in order."""
+        if self._pool is None:
+            return lambda: [_artist().draw(chart) for chart in charts]
+        # small chunks keep both workers busy to the end; each keeps its figures between
+        # charts whatever the chunk (see ChartArtist)
+        drawings = self._pool.map(_draw_in_worker, charts,
+                                  chunksize=max(1, len(charts) // self._workers // 6))
+        return lambda: list(drawings)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+    def __enter__(self) -> ChartDrawers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def render_all(charts: Sequence[Chart], workers: int | None = None) -> list[Drawing]:
     """Each chart drawn, in order; in worker processes when there are many."""
-    workers = workers if workers is not None else min(os.cpu_count() or 1, 8)
-    if workers < 2 or len(charts) < PARALLEL_FROM:
-        artist = ChartArtist()
-        return [artist.draw(chart) for chart in charts]
-    # spawn, not fork: a fork of a process with threads (a test runner's, a server's) may hang.
-    # Big chunks: each worker keeps its figures between charts (see ChartArtist).
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-        return list(pool.map(_draw_in_worker, charts,
-                             chunksize=max(1, len(charts) // workers // 2)))
+    with ChartDrawers(len(charts), workers) as drawers:
+        return drawers.draw(charts)()
 
 
 _worker_artist: ChartArtist | None = None
 
 
-def _draw_in_worker(chart: Chart) -> Drawing:
+def _artist() -> ChartArtist:
+    """This process's artist, which keeps its figures from chart to chart."""
     global _worker_artist
     if _worker_artist is None:
         _worker_artist = ChartArtist()
-    return _worker_artist.draw(chart)
+    return _worker_artist
+
+
+def _start_worker() -> None:
+    _artist()  # matplotlib imported and set up before the first chart comes
+
+
+def _draw_in_worker(chart: Chart) -> Drawing:
+    return _artist().draw(chart)
 
 
 def line_styles(labels: Sequence[str]) -> tuple[LineStyle, ...]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from igestbench.icat.endpoint import endpoint_of
-from igestbench.report.charts import Chart, build_charts, render_all
+from igestbench.report.charts import Chart, ChartDrawers, build_charts, likely_charts
 from igestbench.report.footnotes import Footnote, footnotes
 from igestbench.report.matrices import (
     Participation,
@@ -45,6 +45,8 @@ class RunView:
     started: str
     status: str
     tool_version: str | None
+    #: "quick" (a quick tour: sv7 run's default) or "full"
+    profile: str = "full"
 
 
 @dataclass(frozen=True)
@@ -81,26 +83,39 @@ def _notices(campaign: Campaign) -> list[str]:
         if run.result.status != "complete":
             notes.append(f"{run.file}: the run of {run.site} against {run.target} ended: "
                          f"{run.result.status}")
+    quick = [f"{r.site} → {r.target}" for r in campaign.runs if r.quick]
+    if quick:
+        shown = ", ".join(quick[:5]) + (f" and {len(quick) - 5} more" if len(quick) > 5 else "")
+        what = "1 run is a quick tour" if len(quick) == 1 else f"{len(quick)} runs are quick tours"
+        notes.append(f"{what} (the default profile of sv7 run: one client flavour, small "
+                     f"counts, a short sweep): {shown}. Their figures are marked as such and "
+                     "are not comparable with those of full runs (sv7 run --profile full).")
     return notes
 
 
 def build_report(campaign: Campaign, previous: Campaign | None = None, *,
                  charts: bool = True) -> Report:
     """The report of ``campaign``; ``charts=False`` leaves the (slow) SVG drawing out."""
-    part, succ = participation(campaign), success(campaign)
-    targets = tuple(TargetView(t.name, t.url, t.operator, endpoint_of(t.url).port)
-                    for t in campaign.targets)
-    notes, marks = footnotes(
-        [cell for row in succ.rows for cell in row.cells],
-        ports={t.name: t.port for t in targets},
-        operators={t.name: t.operator for t in targets},
-        target_order=[t.name for t in targets],
-    )
-    specs = build_charts(campaign) if charts else []
-    drawn = tuple(replace(chart, svg=d.svg, legend=d.legend, styles=d.styles)
-                  for chart, d in zip(specs, render_all(specs), strict=True))
+    # the charts are most of a large report's time: their drawing starts first (in worker
+    # processes when there are many) and runs while the rest is built
+    with ChartDrawers(likely_charts(campaign) if charts else 0) as drawers:
+        specs = build_charts(campaign) if charts else []
+        drawings = drawers.draw(specs)
+        part, succ = participation(campaign), success(campaign)
+        targets = tuple(TargetView(t.name, t.url, t.operator, endpoint_of(t.url).port)
+                        for t in campaign.targets)
+        notes, marks = footnotes(
+            [cell for row in succ.rows for cell in row.cells],
+            ports={t.name: t.port for t in targets},
+            operators={t.name: t.operator for t in targets},
+            target_order=[t.name for t in targets],
+        )
+        scores, benchmarks = tuple(deployment_scores(campaign)), tuple(benchmark_rows(campaign))
+        drawn = tuple(replace(chart, svg=d.svg, legend=d.legend, styles=d.styles)
+                      for chart, d in zip(specs, drawings(), strict=True))
     runs = tuple(RunView(r.site, r.target, r.file, r.file_version, r.result.run_id,
-                         r.result.raw["run"]["started"], r.result.status, r.result.tool_version)
+                         r.result.raw["run"]["started"], r.result.status, r.result.tool_version,
+                         "quick" if r.quick else "full")
                  for r in campaign.runs)
     before = None
     if previous is not None:
@@ -109,7 +124,7 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
     return Report(
         name=campaign.name, title=campaign.title or campaign.name, declared=campaign.declared,
         sites=campaign.sites, targets=targets, participation=part, success=succ,
-        footnotes=tuple(notes), marks=marks, scores=tuple(deployment_scores(campaign)),
-        benchmarks=tuple(benchmark_rows(campaign)), charts=drawn, runs=runs,
+        footnotes=tuple(notes), marks=marks, scores=scores, benchmarks=benchmarks, charts=drawn,
+        runs=runs,
         history_count=len(campaign.history), notices=tuple(_notices(campaign)), trend=before,
     )

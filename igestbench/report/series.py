@@ -95,6 +95,11 @@ def _throughput(entry: Mapping[str, Any], workload: str) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
+def _label(run: CampaignRun, flavour: str) -> str:
+    """A line's name in the key: site and flavour, and whether its figures are a quick tour's."""
+    return f"{run.site} · {flavour}" + (" (quick tour)" if run.quick else "")
+
+
 def scaling_panels(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite]) -> tuple[Panel, ...]:
     """Two panels per workload: throughput and mean latency against clients."""
     panels = []
@@ -103,7 +108,7 @@ def scaling_panels(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite]) -
         for run in _by_site(runs, sites):
             for entry in run.result.benchmarks:
                 if entry["workload"] == workload and isinstance(entry.get("concurrency"), int):
-                    lines.setdefault(f"{run.site} · {entry['flavour']}", []).append(entry)
+                    lines.setdefault(_label(run, str(entry["flavour"])), []).append(entry)
         if not lines:
             continue
         ordered = {label: sorted(es, key=lambda e: e["concurrency"]) for label, es in lines.items()}
@@ -137,7 +142,7 @@ def sweep_panels(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite]) -> 
                            key=lambda s: s["demanded_rate"])
             if not steps:
                 continue
-            label = f"{run.site} · {sweep.get('flavour', '?')}"
+            label = _label(run, str(sweep.get("flavour", "?")))
             x = tuple(float(s["demanded_rate"]) for s in steps)
             corrected = [((s.get("latency_ms") or {}).get("corrected") or {}) for s in steps]
             ci: list[list[float | None]] = [

@@ -56,6 +56,8 @@ class BenchmarkRow:
     failed: tuple[str, ...] = ()
     #: why, as the first failed worker said it
     failure: str | None = None
+    #: a quick tour's figures (sv7 run's default profile): small counts, not campaign figures
+    quick: bool = False
 
     def stopped(self, workload: str) -> bool:
         return workload in self.failed
@@ -180,7 +182,7 @@ def _row(run: CampaignRun, flavour: str, local: bool = False) -> BenchmarkRow:
         local=local,
         full_cycle_calls=sum(op.get("ok", 0) for name, op in (cycle or {}).get("ops", {}).items()
                              if name in UNIT_OPS["full-cycle"]),
-        failed=stopped, failure=failure,
+        failed=stopped, failure=failure, quick=run.quick,
     )
 
 

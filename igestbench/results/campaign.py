@@ -56,6 +56,12 @@ class CampaignRun:
     file_version: int
     result: ResultFile
 
+    @property
+    def quick(self) -> bool:
+        """A quick tour (``sv7 run``'s default profile): small counts, not campaign figures.
+        A file without ``run.profile`` was written before profiles, by a full run."""
+        return bool(self.result.raw["run"].get("profile") == "quick")
+
 
 @dataclass(frozen=True)
 class HistoryEntry:
@@ -100,7 +106,9 @@ class Campaign:
 
 def dump_campaign(doc: JSONObject, path: Path) -> None:
     """Write ``doc`` to ``path`` atomically: the same document always gives the same bytes."""
-    data = json.dumps(doc, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
+    # compact: json's C encoder writes it (with indent= the pure-Python one runs, 4x slower:
+    # 1.4 of the 2.4 s a 30 x 30 campaign's merge took), and a third smaller
+    data = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{token_hex(4)}.tmp")
     try:

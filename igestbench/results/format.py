@@ -30,10 +30,16 @@ FORMAT_NAME = "igestbench-result"
 #     benchmarks[].workload/flavour/concurrency, sweeps[].steps/stopped (why a sweep ended
 #     early), samples[].phase. Version-1 files are upgraded on load (loader._UPGRADES[1]).
 #     Added since, without a new version (readers ignore unknown keys): run.journal (typed, str),
-#     cleanup.journal and cleanup.foreign (issue 10); from sv7 swarm (issue 13) run.mode,
-#     sweeps[].swarm (its own "version", 1: workers, hosts, lost workers, per-worker steps) and
-#     per step sweeps[].steps[].workers, lost_workers, lateness_ms, histograms, ops.
+#     cleanup.journal and cleanup.foreign (issue 10); run.profile ("quick" or "full"; absent
+#     reads as "full") and target.name ("built-in" on the built-in catalogue) (issue 14); from
+#     sv7 swarm (issue 13) run.mode, sweeps[].swarm (its own "version", 1: workers, hosts, lost
+#     workers, per-worker steps) and per step sweeps[].steps[].workers, lost_workers,
+#     lateness_ms, histograms, ops.
 FORMAT_VERSION = 2
+
+#: ``target.name`` of a run against the built-in catalogue (``target.local``): its URL names a new
+#: port every run, so sv7 merge keys that target by this name, not by its URL.
+BUILT_IN_TARGET = "built-in"
 
 #: The values of ``run.status``. A file stays "partial" from its first write until the run
 #: finishes, so a crash leaves a file that says it is incomplete.
@@ -126,12 +132,14 @@ _V1 = (
     Field("run.concurrency", list, items=int),
     Field("run.options", dict),
     Field("run.journal", str),
+    Field("run.profile", str),
     Field("target", dict, required=True),
     Field("target.url", str, required=True),
     Field("target.host", str),
     Field("target.port", int),
     Field("target.scheme", str),
     Field("target.local", bool),
+    Field("target.name", str),
     Field("target.api_version", str, nullable=True),
     Field("environment", dict),
     Field("probe", dict),

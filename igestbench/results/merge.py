@@ -12,6 +12,10 @@ Rules (issue 6):
 * targets are compared by their canonical URL (:func:`canonical_target`), so that
   ``https://ICAT.example.org/ICATService/ICAT/`` in campaign.toml and
   ``https://icat.example.org:443/ICATService/ICAT`` in a result file are the same catalogue;
+  runs against the built-in catalogue (``target.local``), whose port is new every run, are one
+  target named ``built-in`` (:data:`BUILT_IN_TARGET`), so that the newest of them replaces the
+  older ones as for any target (it is not in a campaign.toml: the built-in catalogue is no
+  partner's, and a declared campaign reports such runs as not in the campaign);
   sites by their name, ignoring case, and spelled as the campaign spells them.
 
 The output is a pure function of the set of readable files and the campaign: sorted, with no
@@ -34,7 +38,7 @@ from igestbench.icat.endpoint import endpoint_of
 from igestbench.options import PARTS
 from igestbench.results.campaign import CAMPAIGN_FORMAT, CAMPAIGN_VERSION, Skipped
 from igestbench.results.campaign_file import CampaignConfig, CampaignSite, CampaignTarget
-from igestbench.results.format import JSONObject, ResultFileError
+from igestbench.results.format import BUILT_IN_TARGET, JSONObject, ResultFileError
 from igestbench.results.loader import MAX_DOCUMENT_BYTES, ResultFile, load_result
 
 _DEFAULT_PORTS = {"https": 443, "http": 80}
@@ -63,7 +67,12 @@ def _short_target_name(canonical: str) -> str:
 class _Loaded:
     result: ResultFile
     sha256: str
-    target: str  # canonical URL
+    url: str  # canonical URL
+
+    @property
+    def target(self) -> str:
+        """What the run's target is known by: its canonical URL, or ``built-in``."""
+        return BUILT_IN_TARGET if self.result.raw["target"].get("local") is True else self.url
 
     @property
     def order(self) -> tuple[str, str, str, str]:
@@ -92,7 +101,7 @@ def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | No
         path = Path(raw_path)
         try:
             result = load_result(path, max_bytes)
-            target = canonical_target(result.target_url)
+            url = canonical_target(result.target_url)
             with path.open("rb") as raw:
                 digest = hashlib.file_digest(raw, "sha256").hexdigest()
         except ResultFileError as exc:
@@ -104,7 +113,7 @@ def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | No
         except UsageError as exc:  # the URL in the file is not an ICAT address
             skipped.add(Skipped(path.name, f"target.url: {exc}"))
             continue
-        loaded[digest] = _Loaded(result, digest, target)
+        loaded[digest] = _Loaded(result, digest, url)
     files = sorted(loaded.values(), key=lambda f: f.order)
     head, site_names, target_names = _expected(files, campaign, name)
     cells: dict[tuple[str, str], list[_Loaded]] = {}
@@ -179,31 +188,36 @@ def result_paths(arguments: Iterable[str]) -> tuple[list[Path], list[str]]:
 
 def _expected(files: list[_Loaded], campaign: CampaignConfig | None, name: str
               ) -> tuple[JSONObject, dict[str, str], dict[str, str]]:
-    """The campaign section, and the maps folded site name → site, canonical URL → target."""
+    """The campaign section, and the maps folded site name → site, a file's target (canonical
+    URL or ``built-in``, see _Loaded.target) → target name."""
     if campaign is None:
         sites = [CampaignSite(s) for s in sorted({f.result.site for f in files})]
-        targets = [CampaignTarget(_short_target_name(url), url)
-                   for url in sorted({f.target for f in files})]
+        # the built-in catalogue is named so, and shown at the URL of its newest run
+        urls = {f.target: f.url for f in files}  # files are oldest first: the newest wins
+        keyed = sorted(((key, CampaignTarget(key if key == BUILT_IN_TARGET
+                                             else _short_target_name(url), url))
+                        for key, url in urls.items()), key=lambda kt: (kt[1].url, kt[0]))
         seen = {p for f in files for p in f.result.raw["run"].get("parts", ())}
         parts = tuple(p for p in PARTS if p in seen)
         title, declared = "", False
     else:
         sites = list(campaign.sites)
-        targets = [CampaignTarget(t.name, canonical_target(t.url), t.operator)
-                   for t in campaign.targets]
-        urls = [t.url for t in targets]
-        twice = sorted({u for u in urls if urls.count(u) > 1})
+        keyed = [(t.url, t) for t in (CampaignTarget(t.name, canonical_target(t.url), t.operator)
+                                      for t in campaign.targets)]
+        declared_urls = [key for key, _ in keyed]
+        twice = sorted({u for u in declared_urls if declared_urls.count(u) > 1})
         if twice:
             raise UsageError(f"campaign {campaign.name}: the same target listed twice: "
                              f"{', '.join(twice)}")
         name, title, parts, declared = campaign.name, campaign.title, campaign.parts, True
+    targets = [t for _, t in keyed]
     head: JSONObject = {
         "name": name, "title": title, "declared": declared, "parts": list(parts),
         "sites": [{"name": s.name, "country": s.country} for s in sites],
         "targets": [{"name": t.name, "url": t.url, "operator": t.operator} for t in targets],
     }
     return (head, {s.name.casefold(): s.name for s in sites},
-            {t.url: t.name for t in targets})
+            {key: t.name for key, t in keyed})
 
 
 def _history(site: str, target: str, item: _Loaded) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from igestbench.measure.sampler import Sampler
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.nexus import generate_run
 from igestbench.results import ResultWriter
+from igestbench.results.format import BUILT_IN_TARGET
 from igestbench.results.workloads import UNIT_OPS
 from igestbench.run.benchmarks import benchmark_entry
 from igestbench.run.cleanup import RunJournal
@@ -71,6 +72,11 @@ class RunOutcome:
     exit_code: int
     path: Path | None
     summary: list[str]
+
+    @property
+    def completed(self) -> bool:
+        """The run measured what it was asked to (its thresholds or checks may have failed)."""
+        return self.exit_code in (EXIT_OK, EXIT_THRESHOLDS, EXIT_CHECKS)
 
 
 @contextlib.contextmanager
@@ -136,12 +142,15 @@ class Runner:
             redaction.remember(target.credentials.password)  # wherever it might turn up
             target_section, probe_section = probe(target.client)
             target_section["local"] = target.local
+            if target.local:  # one name for it, whatever port it had this time (sv7 merge)
+                target_section["name"] = BUILT_IN_TARGET
             writer = ResultWriter(
                 config.out,
                 run={
                     "id": self.tag.run_id,
                     "tag": self.tag.name,
                     "site": config.site,
+                    "profile": config.profile,
                     "parts": list(config.parts),
                     "flavours": list(config.flavours),
                     "concurrency": list(config.concurrency),

@@ -6,6 +6,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from igestbench.config import RunConfig
+from igestbench.errors import UsageError
 from igestbench.results import ResultWriter
 from igestbench.run.progress import Progress
 from igestbench.verify import (
@@ -15,6 +16,7 @@ from igestbench.verify import (
     VerifyOptions,
     run_verification,
 )
+from igestbench.verify.plugin import CheckRecord
 
 if TYPE_CHECKING:
     from igestbench.run.runner import Target
@@ -33,6 +35,22 @@ LOCAL_REFERENCE_QUERIES = (
     ),
     ReferenceQuery("example facility", "SELECT f FROM Facility f WHERE f.name = 'EXAMPLE'", 1),
 )
+
+
+#: What to do when the checks themselves cannot run: this is the installation, not the target.
+NOT_RUN_HINT = (
+    "the service checks (sv_tests) did not load: install igestbench with its dependencies "
+    "(pip install .) or run from a source checkout; `pytest sv_tests --target URL` shows the "
+    "whole error"
+)
+
+
+def _not_run(explanation: str) -> VerificationResult:
+    """The checks that could not run, as one check in error: a run whose checks did not load
+    has verified nothing, and says so in its file and exit status (6), never as 0 checks."""
+    record = CheckRecord("sv_tests", "verify", "error", 0.0, "checks-not-run", explanation,
+                         NOT_RUN_HINT)
+    return VerificationResult(checks=(record,), scores=None, api_version=None)
 
 
 def verify(
@@ -60,7 +78,17 @@ def verify(
         reference_queries=queries,
     )
     progress.start("verify")
-    result = run_verification(options, quiet=True)
+    why: str | None = None
+    try:
+        result = run_verification(options, quiet=True)
+        if not result.checks:
+            why = "; ".join(result.collection_errors) or (
+                f"pytest collected no check (exit status {result.exit_status})")
+    except UsageError as exc:  # pytest could not start on sv_tests (a broken conftest, none)
+        why = str(exc)
+    if why is not None:
+        result = _not_run(f"no service check could run: {why}")
+        progress.note(f"verify: {result.checks[0].explanation} (hint: {NOT_RUN_HINT})")
     found: dict[str, Any] = result.to_dict()
     writer.set_section("checks", found["checks"])
     writer.set_section("scores", found["scores"])

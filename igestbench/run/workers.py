@@ -208,7 +208,10 @@ def worker_main(
             # do not leave the others waiting at the barrier for a worker that is gone
             with contextlib.suppress(Exception):
                 barrier.abort()
-        chunk = recorder.drain() + (result.records if result else [])
+        # before the start, the records are the preparation's (the full cycle's ingest of a
+        # query workload): never the workload's figures, also when the preparation failed
+        measured = recorder.drain() if streamer.ident is not None else []
+        chunk = measured + (result.records if result else [])
         if chunk:
             out.put(("records", spec.index, chunk))
         out.put(

@@ -95,6 +95,17 @@ class Recorder:
         self.api_version: str | None = None
         self.facts: dict[str, Any] = {}
         self._entries: dict[str, _Entry] = {}
+        #: modules of the checks that could not be collected (imported), with pytest's reason
+        self.collection_errors: list[str] = []
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            said = [line.strip() for line in str(report.longrepr).splitlines() if line.strip()]
+            # pytest's "E   ModuleNotFoundError: No module named 'x'" line says it best
+            reason = next((line for line in reversed(said) if line.startswith("E ")),
+                          said[-1] if said else "cannot be collected")
+            where = report.nodeid or "sv_tests"
+            self.collection_errors.append(f"{where}: {reason.removeprefix('E').strip()}")
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(

@@ -37,6 +37,8 @@ class VerificationResult:
     facts: Mapping[str, Any] = field(default_factory=dict)
     #: pytest's exit status (0 all passed, 1 some failed, …).
     exit_status: int = 0
+    #: modules of the checks that could not be imported, each with pytest's reason
+    collection_errors: tuple[str, ...] = ()
 
     @property
     def failed(self) -> tuple[CheckRecord, ...]:
@@ -90,4 +92,5 @@ def run_verification(
         api_version=recorder.api_version,
         facts=dict(recorder.facts),
         exit_status=int(status),
+        collection_errors=tuple(recorder.collection_errors),
     )

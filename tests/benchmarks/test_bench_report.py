@@ -9,9 +9,12 @@ asserted (machines differ); `tox -e bench` shows it.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import statistics
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +22,7 @@ import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
 from igestbench.report import build_report, render_html
-from igestbench.report.charts import ChartArtist, build_charts
+from igestbench.report.charts import ChartArtist, build_charts, render_all
 from igestbench.results.campaign import dump_campaign, load_campaign
 from igestbench.results.campaign_file import CampaignConfig, CampaignSite, CampaignTarget
 from igestbench.results.merge import merge
@@ -65,12 +68,31 @@ def result_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], 
     return files, config
 
 
+def _before_issue_14(files: list[Path], config: CampaignConfig, path: Path) -> str:
+    """merge + render as it was before the change (2026-11-23): the campaign file written with
+    indent=1 (json's pure-Python encoder), and the charts drawn after the rest of the report
+    was built, by worker processes started only then."""
+    dump_campaign(merge(files, config).document, path)  # to have the document to re-dump
+    document = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps(document, ensure_ascii=False, indent=1, allow_nan=False) + "\n",
+                    encoding="utf-8")
+    campaign = load_campaign(path)
+    report = build_report(campaign, charts=False)
+    specs = build_charts(campaign)
+    drawn = tuple(replace(c, svg=d.svg, legend=d.legend, styles=d.styles)
+                  for c, d in zip(specs, render_all(specs), strict=True))
+    return render_html(replace(report, charts=drawn))
+
+
 def test_merge_and_render_30_by_30(
     benchmark: BenchmarkFixture, capsys: pytest.CaptureFixture[str],
     result_files: tuple[list[Path], CampaignConfig], tmp_path: Path,
 ) -> None:
+    """Today's merge + render beside the one before the change, alternating in one process (a
+    busy shared machine makes figures of separate runs incomparable)."""
     files, config = result_files
-    timings: dict[str, float] = {}
+    timings: dict[str, list[float]] = {"before": [], "now": []}
+    parts: dict[str, float] = {}
 
     def merge_and_render() -> str:
         start = time.perf_counter()
@@ -78,19 +100,35 @@ def test_merge_and_render_30_by_30(
         merged = time.perf_counter()
         report = build_report(load_campaign(tmp_path / "campaign.json"))
         page = render_html(report)
-        timings.update(merge=merged - start, report=time.perf_counter() - merged,
-                       charts=len(report.charts))
+        parts.update(merge=merged - start, report=time.perf_counter() - merged,
+                     charts=len(report.charts))
+        timings["now"].append(time.perf_counter() - start)
         return page
 
+    def before() -> str:
+        start = time.perf_counter()
+        page = _before_issue_14(files, config, tmp_path / "before.json")
+        timings["before"].append(time.perf_counter() - start)
+        return page
+
+    rounds = 1 if benchmark.disabled else 3
+    old_page = before()
     page = benchmark.pedantic(merge_and_render, rounds=1, iterations=1)
+    for _ in range(rounds - 1):
+        before()
+        merge_and_render()
     assert page.count('class="cell ') == SITES * TARGETS
+    assert len(page) == len(old_page)  # the same page, however it was made
     svg = sum(len(m) for m in re.findall(r"<svg.*?</svg>", page, re.DOTALL))
+    now, then = statistics.median(timings["now"]), statistics.median(timings["before"])
     with capsys.disabled():
-        print(f"\n30 sites x 30 targets: merge {timings['merge']:.2f} s, report "
-              f"{timings['report']:.2f} s ({timings['charts']:.0f} charts), total "
-              f"{timings['merge'] + timings['report']:.2f} s (goal: under 10 s); "
-              f"page {len(page) / 1e6:.2f} MB, of it SVG {svg / 1e6:.2f} MB (goal: under 3 MB; "
-              f"12.2 MB before the SVG was compacted, measured 2026-11-23)")
+        print(f"\n30 sites x 30 targets, merge + render (median of {rounds}, alternating): "
+              f"{now:.2f} s (merge {parts['merge']:.2f} s, report {parts['report']:.2f} s, "
+              f"{parts['charts']:.0f} charts) against {then:.2f} s before the change "
+              f"({then / now:.2f}x; goal: under 10 s); page {len(page) / 1e6:.2f} MB, of it SVG "
+              f"{svg / 1e6:.2f} MB (goal: under 3 MB; 12.2 MB before the SVG was compacted, "
+              f"measured 2026-11-23); {os.cpu_count()} cores, load average "
+              f"{os.getloadavg()[0]:.1f} at the end")
 
 
 def test_compact_svg_against_matplotlibs(

@@ -1,0 +1,327 @@
+"""The REST face of the local catalogue (``/icat/...``), sibling of the SOAP face over the same
+:class:`~igestbench.mock.service.IcatService`: same store, rules and sessions, so a session
+opened over SOAP works here and back.
+
+What icat.server 6.2.0's ``ICATRest`` serves: ``version``, ``properties``, ``session``
+(login, info, refresh, logout), ``entityManager`` (search/get, write, delete) and
+``user/{name}`` (is logged in). Its answers as Jersey gives them:
+
+* an IcatException becomes ``{"code": TYPE, "message": …[, "offset": n]}`` with the status its
+  type carries (IcatExceptionMapper): BAD_PARAMETER 400, SESSION and INSUFFICIENT_PRIVILEGES
+  403, NO_SUCH_OBJECT_FOUND 404, OBJECT_ALREADY_EXISTS and VALIDATION 412, INTERNAL 500,
+  NOT_IMPLEMENTED 501; ``offset`` only when it is not negative;
+* a path ICAT does not serve is NOT_IMPLEMENTED (NotFoundExceptionMapper), as is a query
+  parameter Jersey cannot convert (an ``id`` that is not a number); any other exception,
+  a method the path does not allow included, is INTERNAL with the Java class in the message
+  (ThrowableExceptionMapper);
+* a void method answers 204 without body; every answer carries the CORS headers of
+  CORSResponseFilter.
+
+ICAT 4.3 had no REST API: a catalogue of that profile answers 404 here, as its Glassfish did.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qs, unquote, unquote_to_bytes
+
+from igestbench.icat import rest_json
+from igestbench.icat.faults import (
+    IcatBadParameter,
+    IcatError,
+    IcatExceptionType,
+    IcatInternal,
+    IcatNotImplemented,
+    IcatSession,
+)
+from igestbench.mock.http import Request, Response
+from igestbench.mock.rest_write import write
+from igestbench.mock.service import IcatService
+
+log = logging.getLogger(__name__)
+
+REST_PREFIX = "/icat/"
+JSON = "application/json"
+#: What icat.server's CORSResponseFilter adds to every answer.
+CORS_HEADERS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Methods": "GET, POST, DELETE, PUT",
+}
+#: HTTP status of each IcatException type (its ``getStatus()``).
+STATUS_OF: dict[IcatExceptionType, int] = {
+    IcatExceptionType.BAD_PARAMETER: 400,
+    IcatExceptionType.INTERNAL: 500,
+    IcatExceptionType.INSUFFICIENT_PRIVILEGES: 403,
+    IcatExceptionType.NO_SUCH_OBJECT_FOUND: 404,
+    IcatExceptionType.OBJECT_ALREADY_EXISTS: 412,
+    IcatExceptionType.SESSION: 403,
+    IcatExceptionType.VALIDATION: 412,
+    IcatExceptionType.NOT_IMPLEMENTED: 501,
+}
+_NOT_SERVED = "Operation not implemented by this ICAT server."
+#: A JSON string (what may hold braces that open no object).
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
+def _dumps(value: Any) -> bytes:
+    # Java's JsonGenerator: no spaces, UTF-8 as it is
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def unquote_bytes(body: bytes) -> bytes:
+    """A form body with its %-escapes and pluses decoded (what a form field's JSON is)."""
+    return unquote_to_bytes(body.replace(b"+", b" "))
+
+
+def error_response(error: IcatError) -> Response:
+    body: dict[str, Any] = {"code": error.fault_type.value, "message": error.message}
+    if error.offset >= 0:
+        body["offset"] = error.offset
+    return Response(STATUS_OF[error.fault_type], _dumps(body), JSON, headers=dict(CORS_HEADERS))
+
+
+class _MethodNotAllowed(Exception):
+    pass
+
+
+class _Params:
+    """Query or form parameters; the first value of each, None when absent."""
+
+    def __init__(self, text: str) -> None:
+        self._values = parse_qs(text, keep_blank_values=True)
+
+    def get(self, name: str) -> str | None:
+        values = self._values.get(name)
+        return values[0] if values else None
+
+
+class RestEndpoint:
+    """Turns a request under ``/icat/`` into an answer for one catalogue."""
+
+    def __init__(self, service: IcatService, max_elements: int = 250_000) -> None:
+        self.service = service
+        #: The most JSON objects a request may hold (``--max-elements``, as for SOAP elements).
+        self.max_objects = max_elements
+        self.profile = service.profile
+        self.zone = service.zone
+        self.serves = service.profile.name != "4.3"
+
+    def handle(self, request: Request, inline_s: float | None = None) -> Response:
+        """The answer to one request; ``inline_s``: on the event loop (see Store.time_budget).
+
+        :class:`~igestbench.mock.store.RunElsewhere` passes through: the request is then
+        answered again in a worker thread, as a SOAP one is.
+        """
+        if not self.serves:
+            return Response(404, b"Not Found", "text/plain; charset=utf-8")
+        parts = [unquote(p) for p in request.path[len(REST_PREFIX) :].strip("/").split("/")]
+        try:
+            if request.method == "OPTIONS":
+                allow = "GET, POST, DELETE, PUT, OPTIONS, HEAD"
+                return Response(200, b"", "text/plain", headers={**CORS_HEADERS, "Allow": allow})
+            route = self._route(request.method, parts)
+            if route is None:
+                raise IcatNotImplemented(_NOT_SERVED)
+            with self.service.time_budget(inline_s):
+                status, answer = route(request, parts)
+        except IcatError as exc:
+            return error_response(exc)
+        except _MethodNotAllowed:
+            error = IcatInternal(
+                "class jakarta.ws.rs.NotAllowedException HTTP 405 Method Not Allowed"
+            )
+            return error_response(error)
+        except Exception:
+            # what icat.server did not foresee is INTERNAL (ThrowableExceptionMapper)
+            log.exception("internal error while answering a REST request")
+            return error_response(IcatInternal("internal error of the local catalogue"))
+        if status == 204 or request.method == "HEAD":  # HEAD: the headers of GET, no body
+            return Response(status, b"", JSON, headers=dict(CORS_HEADERS))
+        return Response(status, _dumps(answer), JSON, headers=dict(CORS_HEADERS))
+
+    # --- routing -------------------------------------------------------------------------
+
+    def _route(
+        self, method: str, parts: list[str]
+    ) -> Callable[[Request, list[str]], tuple[int, Any]] | None:
+        head, n = parts[0], len(parts)
+        table: dict[str, Callable[[Request, list[str]], tuple[int, Any]]] = {}
+        if n == 1 and head == "version":
+            table = {"GET": self._version}
+        elif n == 1 and head == "properties":
+            table = {"GET": self._properties}
+        elif n == 1 and head == "session":
+            table = {"POST": self._login}
+        elif n == 2 and head == "session":
+            table = {"GET": self._session, "PUT": self._refresh, "DELETE": self._logout}
+        elif n == 1 and head == "entityManager":
+            table = {"GET": self._search, "POST": self._write, "DELETE": self._delete}
+        elif n in (2, 3) and head == "user":
+            table = {"GET": self._logged_in}
+        else:
+            return None
+        if method == "HEAD" and "GET" in table:
+            method = "GET"
+        if method not in table:
+            raise _MethodNotAllowed
+        return table[method]
+
+    @staticmethod
+    def _query(request: Request) -> _Params:
+        return _Params(request.query)
+
+    def _form(self, request: Request) -> _Params:
+        body = request.body
+        # an object takes at least 2 bytes ("{}"): only a large body can exceed the budget,
+        # and it is refused before any of it is parsed
+        if len(body) > 2 * self.max_objects:
+            objects = _JSON_STRING.sub(b"", unquote_bytes(body)).count(b"{")
+            if objects > self.max_objects:
+                raise IcatBadParameter(
+                    f"the request has more than {self.max_objects} JSON objects "
+                    "(sv7 serve --max-elements)"
+                )
+        return _Params(body.decode("utf-8", "replace"))
+
+    # --- metadata and sessions -----------------------------------------------------------
+
+    def _version(self, request: Request, parts: list[str]) -> tuple[int, Any]:
+        return 200, {"version": self.service.get_api_version()}
+
+    def _properties(self, request: Request, parts: list[str]) -> tuple[int, Any]:
+        authenticators = []
+        for info in self.service.get_authenticator_info():
+            keys: list[dict[str, Any]] = []
+            for name, hide in info.keys:
+                keys.append({"name": name, "hide": True} if hide else {"name": name})
+            entry: dict[str, Any] = {"mnemonic": info.mnemonic, "keys": keys}
+            if info.admin:
+                entry["admin"] = True
+            if info.friendly is not None:
+                entry["friendly"] = info.friendly
+            authenticators.append(entry)
+        minutes = self.service.lifetime_minutes
+        return 200, {
+            "maxEntities": self.service.max_entities,
+            "lifetimeMinutes": int(minutes) if minutes == int(minutes) else minutes,
+            "authenticators": authenticators,
+            # a Payara is Glassfish-like to icat.utils' ContainerGetter
+            "containerType": "GLASSFISH",
+        }
+
+    def _login(self, request: Request, parts: list[str]) -> tuple[int, Any]:
+        text = self._form(request).get("json")
+        if text is None:
+            raise IcatBadParameter("json must not be null")
+        try:
+            spec = json.loads(text)
+        except ValueError as exc:
+            raise IcatInternal(f"class jakarta.json.stream.JsonParsingException {exc}") from None
+        plugin = spec.get("plugin") if isinstance(spec, dict) else None
+        credentials: dict[str, str] = {}
+        listed = spec.get("credentials") if isinstance(spec, dict) else None
+        for item in listed if isinstance(listed, list) else ():
+            if isinstance(item, dict):
+                credentials.update({k: v for k, v in item.items() if isinstance(v, str)})
+        if not isinstance(plugin, str):
+            raise IcatSession("Authenticator mnemonic null not recognised")
+        return 200, {"sessionId": self.service.login(plugin, credentials)}
+
+    def _session(self, request: Request, parts: list[str]) -> tuple[int, Any]:
+        sid = parts[1]
+        user = self.service.get_user_name(sid)
+        return 200, {
+            "userName": user,
+            "remainingMinutes": self.service.get_remaining_minutes(sid),
+        }
+
+    def _refresh(self, request: Request, parts: list[str]) -> tuple[int, Any]:
+        self.service.refresh(parts[1])
+        return 204, None
+
+    def _logout(self, request: Request, parts: list[str]) -> tuple[int, Any]:
+        self.service.logout(parts[1])
+        return 204, None
+
+    def _logged_in(self, request: Request, parts: list[str]) -> tuple[int, Any]:
+        user = "/".join(parts[1:])
+        return 200, {"loggedIn": self.service.sessions.is_logged_in(user)}
+
+    # --- entityManager -------------------------------------------------------------------
+
+    def _search(self, request: Request, parts: list[str]) -> tuple[int, Any]:
+        params = self._query(request)
+        query, id_text, sid = params.get("query"), params.get("id"), params.get("sessionId")
+        obj_id: int | None = None
+        if id_text is not None:
+            try:
+                obj_id = int(id_text)
+            except ValueError:
+                raise IcatNotImplemented(_NOT_SERVED) from None  # Jersey: 404 → the mapper
+        if query is None:
+            raise IcatBadParameter("query is not set")
+        if obj_id is not None:
+            bean = self.service.get(sid, query, obj_id)
+            return 200, rest_json.bean_json(self.profile, bean, self.zone)
+        result = self.service.search(sid, query)
+        entities = not result.value_types
+        items = list(result.items)
+        if result.empty_aggregates:  # JPA's one row of nulls, which ICAT writes as null
+            empty = tuple(None for _ in result.value_types) if result.multi else None
+            items += [empty] * result.empty_aggregates
+        return 200, rest_json.search_json(self.profile, items, entities, result.multi, self.zone)
+
+    def _write(self, request: Request, parts: list[str]) -> tuple[int, Any]:
+        form = self._form(request)
+        sid = form.get("sessionId")
+        self.service.get_user_name(sid)  # ICAT asks who the user is before anything else
+        text = form.get("entities")
+        if text is None:
+            raise IcatBadParameter("entities is not set")
+        data = self._json(text, offset=0)  # inside ICAT's loop over the list already
+        if isinstance(data, list):
+            self.service.check_batch_size(len(data))
+        beans = rest_json.beans_from_write(self.profile, data)
+        return 200, write(self.service, sid, beans)
+
+    def _delete(self, request: Request, parts: list[str]) -> tuple[int, Any]:
+        params = self._query(request)
+        text = params.get("entities")
+        if text is None:
+            raise IcatBadParameter("entities is not set")
+        data = self._json(text)
+        items = data if isinstance(data, list) else [data]
+        beans = [self._reference(item, index) for index, item in enumerate(items)]
+        self.service.delete_many(params.get("sessionId"), beans)
+        return 204, None
+
+    def _reference(self, item: Any, offset: int) -> Any:
+        """One ``{"Dataset": {"id": n}}`` of a delete, checked as ICAT checks it."""
+        text = rest_json.dumps_text(item)
+        if not isinstance(item, dict) or len(item) != 1:
+            raise IcatBadParameter(
+                f"entity must have one keyword followed by its values in json {text}", offset
+            )
+        ((name, body),) = item.items()
+        if name not in self.profile.entities:
+            raise IcatBadParameter(f"{name} is not an EntityBaseBean", offset)
+        if not isinstance(body, dict) or set(body) - {"id"}:
+            raise IcatBadParameter(
+                f"entity must have only the id value specified in json {text}", offset
+            )
+        if not isinstance(body.get("id"), int) or isinstance(body.get("id"), bool):
+            raise IcatBadParameter(
+                f"entity must have the id value specified in json {text}", offset
+            )
+        return rest_json.bean_from_answer(self.profile, {name: body})
+
+    @staticmethod
+    def _json(text: str, offset: int = -1) -> Any:
+        try:
+            return json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise IcatBadParameter(f"{exc} in json {text}", offset) from None
