@@ -31,7 +31,10 @@ FORMAT_NAME = "igestbench-result"
 #     early), samples[].phase. Version-1 files are upgraded on load (loader._UPGRADES[1]).
 #     Added since, without a new version (readers ignore unknown keys): run.journal (typed, str),
 #     cleanup.journal and cleanup.foreign (issue 10); run.profile ("quick" or "full"; absent
-#     reads as "full") and target.name ("built-in" on the built-in catalogue) (issue 14).
+#     reads as "full") and target.name ("built-in" on the built-in catalogue) (issue 14); from
+#     sv7 swarm (issue 13) run.mode, sweeps[].swarm (its own "version", 1: workers, hosts, lost
+#     workers, per-worker steps) and per step sweeps[].steps[].workers, lost_workers,
+#     lateness_ms, histograms, ops.
 FORMAT_VERSION = 2
 
 #: ``target.name`` of a run against the built-in catalogue (``target.local``): its URL names a new
