@@ -14,6 +14,7 @@ from typing import NoReturn
 from igestbench import __version__, redaction
 from igestbench.errors import Sv7Error, UsageError
 from igestbench.options import RUN_OPTIONS, OptionError, number, whole
+from igestbench.swarm.command import add_swarm, cmd_swarm, patch_for_swarm
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -538,6 +539,7 @@ COMMANDS: dict[
     "check": (_add_check, cmd_check),
     "merge": (_add_merge, cmd_merge),
     "report": (_add_report, cmd_report),
+    "swarm": (add_swarm, cmd_swarm),  # its parser and body live in igestbench/swarm/command.py
 }
 
 
@@ -558,6 +560,7 @@ def create_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    patch_for_swarm(sys.argv[1:] if argv is None else argv)  # before the parsers import ssl
     parser = create_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:  # reported by the subcommand, which the user was talking to

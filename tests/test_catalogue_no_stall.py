@@ -9,7 +9,9 @@ it should. Sizes are the smallest that stalled the catalogue before these limits
 from __future__ import annotations
 
 import contextlib
+import gc
 import http.client
+import logging
 import signal
 import socket
 import statistics
@@ -21,7 +23,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from igestbench.config import ServeConfig
+from igestbench.config import FaultKnobs, ServeConfig
 from igestbench.icat.beans import Bean
 from igestbench.icat.faults import IcatBadParameter, IcatInternal
 from igestbench.mock.catalogue import LocalCatalogue
@@ -366,3 +368,26 @@ def test_a_too_large_integer_in_a_long_list_is_a_bad_parameter() -> None:
     listed = ", ".join(["1"] * 70 + ["99999999999999999999"])
     with pytest.raises(IcatBadParameter, match="Integer 99999999999999999999 at position"):
         parse(f"SELECT df FROM Datafile df WHERE df.id IN ({listed})", "jpql")
+
+
+def test_a_stop_while_requests_wait_ends_them_instead_of_destroying_them_pending(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # One request runs SQL in a worker thread, one waits out a stall on the event loop: both
+    # are in flight when the catalogue stops, and asyncio must not find their tasks pending.
+    config = ServeConfig(query_timeout_s=30.0, knobs=FaultKnobs(stall_every=3, stall_seconds=30))
+    caplog.set_level(logging.ERROR, logger="asyncio")
+    with LocalCatalogue(config) as cat:
+        seed(cat.service)
+        sid = login(cat.service_url)  # request 1; the third request stalls
+        threads = [
+            threading.Thread(target=_quiet_post, args=(cat.service_url, body), daemon=True)
+            for body in (search_body(sid, FOUR_HOPS), search_body(sid, "SELECT f FROM Facility f"))
+        ]
+        for thread in threads:
+            thread.start()
+            time.sleep(0.5)
+    del cat
+    gc.collect()
+    destroyed = [r.getMessage() for r in caplog.records if "destroyed" in r.getMessage()]
+    assert destroyed == []

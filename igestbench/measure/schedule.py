@@ -44,11 +44,14 @@ from igestbench.workloads.base import WrongResult
 
 __all__ = [
     "NO_ANSWER",
+    "Call",
     "ClientFactory",
     "OpenLoop",
     "Operation",
     "Reconnect",
+    "StepSchedule",
     "classify_failure",
+    "summarize_step",
     "weighted_cycle",
 ]
 
@@ -114,19 +117,19 @@ def weighted_cycle(weights: Mapping[str, int]) -> list[str]:
     return order
 
 
-# One call as a worker records it: op name, intended, sent and done (perf_counter_ns), cause.
-_Call = tuple[str, int, int, int, str | None]
+#: One call as a worker records it: op name, intended, sent and done (perf_counter_ns), cause.
+Call = tuple[str, int, int, int, str | None]
 
 
-class _Step:
-    """The shared state of one running step."""
+class StepSchedule:
+    """The shared state of one running step (also driven by ``sv7 swarm``'s Locust users)."""
 
     def __init__(self, rate: float, total_s: float, ops: list[tuple[str, Operation]]) -> None:
         self.period_ns = 1e9 / rate
         self.total_ns = int(total_s * 1e9)
         self.ops = ops
         self.slots = itertools.count()  # next() on a C iterator is atomic under the GIL
-        self.calls: list[list[_Call]] = []
+        self.calls: list[list[Call]] = []
         self.in_flight: list[tuple[str, int, int] | None] = []
         self.abandoned: set[int] = set()
         #: Set when the step ends (schedule over and drained, or stopped): no call starts after.
@@ -178,7 +181,7 @@ class OpenLoop:
         self._clients: list[Catalogue | None] = [None] * workers
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._current: _Step | None = None
+        self._current: StepSchedule | None = None
 
     @property
     def connection_mode(self) -> str:
@@ -214,7 +217,7 @@ class OpenLoop:
         """Calls at ``rate``/s for ``warmup_s`` + ``duration_s``; statistics over the latter."""
         if rate <= 0 or duration_s <= 0 or warmup_s < 0:
             raise ValueError("a step needs a positive rate and duration")
-        step = _Step(rate, warmup_s + duration_s, self._ops)
+        step = StepSchedule(rate, warmup_s + duration_s, self._ops)
         self._current = step
         if self._stop.is_set():
             step.halt.set()
@@ -241,7 +244,7 @@ class OpenLoop:
         self._current = None
         return self._result(step, rate, duration_s, warmup_s, calls, hung)
 
-    def _work(self, k: int, step: _Step) -> None:
+    def _work(self, k: int, step: StepSchedule) -> None:
         clock, factory, ops, period = self._clock, self._factory, step.ops, step.period_ns
         cycle, halt, t0, total = len(ops), step.halt, step.t0, step.total_ns
         record = step.calls[k].append
@@ -284,59 +287,73 @@ class OpenLoop:
 
     def _result(
         self,
-        step: _Step,
+        step: StepSchedule,
         rate: float,
         duration_s: float,
         warmup_s: float,
-        calls: list[list[_Call]],
+        calls: list[list[Call]],
         hung: list[tuple[str, int, int] | None],
     ) -> StepResult:
-        warm_ns = round(warmup_s * 1e9)
-        start = step.t0 + warm_ns
-        scheduled = step.slot_count(step.total_ns) - step.slot_count(warm_ns)
-        corrected, uncorrected, lateness = LatencyStats(), LatencyStats(), LatencyStats()
-        errors: dict[str, int] = {}
-        per_op: dict[str, tuple[list[int], dict[str, int]]] = {}
-        sent = late = responses = 0
-        last_sent = last_done = start
-        measured = [c for worker in calls for c in worker if c[1] >= start]
-        hung_calls = [(h[0], h[1], h[2], 0, "timeout") for h in hung if h is not None]
-        measured += [c for c in hung_calls if c[1] >= start]
-        for name, intended, sent_ns, done, cause in measured:
-            sent += 1
-            behind = sent_ns - intended
-            lateness.record(behind)
-            late += behind > self._tolerance_ns
-            last_sent = max(last_sent, sent_ns)
-            durations, op_errors = per_op.setdefault(name, ([], {}))
-            if cause is None:
-                corrected.record(done - intended)
-                uncorrected.record(done - sent_ns)
-                durations.append(done - intended)
-            else:
-                errors[cause] = errors.get(cause, 0) + 1
-                op_errors[cause] = op_errors.get(cause, 0) + 1
-            if cause not in NO_ANSWER:
-                responses += 1
-                last_done = max(last_done, done)
-        ops = {
-            name: OpStats(name, len(d) + sum(e.values()), len(d), e, LatencyStats.of(d))
-            for name, (d, e) in per_op.items()
-        }
-        return StepResult(
-            demanded_rate=rate,
-            duration_s=duration_s,
-            sent=sent,
-            request_rate=rate_per_s(sent, max(duration_s, (last_sent - start) / 1e9)),
-            response_rate=rate_per_s(responses, max(duration_s, (last_done - start) / 1e9)),
-            late=late,
-            unsent=max(0, scheduled - sent),
-            corrected=corrected,
-            uncorrected=uncorrected,
-            lateness=lateness,
-            errors=errors,
-            ops=ops,
-        )
+        return summarize_step(step, rate, duration_s, warmup_s, calls, hung, self._tolerance_ns)
+
+
+def summarize_step(
+    step: StepSchedule,
+    rate: float,
+    duration_s: float,
+    warmup_s: float,
+    calls: list[list[Call]],
+    hung: list[tuple[str, int, int] | None],
+    tolerance_ns: int,
+) -> StepResult:
+    """The :class:`StepResult` of the calls of one step (warm-up calls left out); ``hung``: the
+    calls still in flight when the step was given up, counted as timed out."""
+    warm_ns = round(warmup_s * 1e9)
+    start = step.t0 + warm_ns
+    scheduled = step.slot_count(step.total_ns) - step.slot_count(warm_ns)
+    corrected, uncorrected, lateness = LatencyStats(), LatencyStats(), LatencyStats()
+    errors: dict[str, int] = {}
+    per_op: dict[str, tuple[list[int], dict[str, int]]] = {}
+    sent = late = responses = 0
+    last_sent = last_done = start
+    measured = [c for worker in calls for c in worker if c[1] >= start]
+    hung_calls = [(h[0], h[1], h[2], 0, "timeout") for h in hung if h is not None]
+    measured += [c for c in hung_calls if c[1] >= start]
+    for name, intended, sent_ns, done, cause in measured:
+        sent += 1
+        behind = sent_ns - intended
+        lateness.record(behind)
+        late += behind > tolerance_ns
+        last_sent = max(last_sent, sent_ns)
+        durations, op_errors = per_op.setdefault(name, ([], {}))
+        if cause is None:
+            corrected.record(done - intended)
+            uncorrected.record(done - sent_ns)
+            durations.append(done - intended)
+        else:
+            errors[cause] = errors.get(cause, 0) + 1
+            op_errors[cause] = op_errors.get(cause, 0) + 1
+        if cause not in NO_ANSWER:
+            responses += 1
+            last_done = max(last_done, done)
+    ops = {
+        name: OpStats(name, len(d) + sum(e.values()), len(d), e, LatencyStats.of(d))
+        for name, (d, e) in per_op.items()
+    }
+    return StepResult(
+        demanded_rate=rate,
+        duration_s=duration_s,
+        sent=sent,
+        request_rate=rate_per_s(sent, max(duration_s, (last_sent - start) / 1e9)),
+        response_rate=rate_per_s(responses, max(duration_s, (last_done - start) / 1e9)),
+        late=late,
+        unsent=max(0, scheduled - sent),
+        corrected=corrected,
+        uncorrected=uncorrected,
+        lateness=lateness,
+        errors=errors,
+        ops=ops,
+    )
 
 
 def _close_quietly(client: Catalogue) -> None:

@@ -177,6 +177,33 @@ class LatencyStats:
             stats.sum_sq_ns = round((var_us + mean_us**2) * 1e6 * n)
         return stats
 
+    def to_wire(self) -> dict[str, Any]:
+        """Everything the series holds, for another process to merge without loss (``sv7
+        swarm`` sends each worker's series to the master): the histogram, the exact sums (as
+        decimal text: they outgrow 64-bit integers, which msgpack and JSON readers stop at) and
+        the raw samples while there are any."""
+        return {
+            "histogram": self.encode(),
+            "count": self.count,
+            "sum_ns": str(self.sum_ns),
+            "sum_sq_ns": str(self.sum_sq_ns),
+            "exact": self.exact,
+            "raw": list(self._raw) if self._raw is not None else None,
+        }
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> LatencyStats:
+        """The series :meth:`to_wire` described, exactly as it was (ValueError if inconsistent)."""
+        stats = cls.decode(str(data["histogram"]))
+        count = int(data["count"])
+        raw = data.get("raw")
+        if count != stats.count or (raw is not None and len(raw) != count):
+            raise ValueError(f"a series of {count} calls came with {stats.count} in its histogram")
+        stats.sum_ns, stats.sum_sq_ns = int(data["sum_ns"]), int(data["sum_sq_ns"])
+        stats.exact = bool(data["exact"])
+        stats._raw = [int(ns) for ns in raw] if raw is not None else None
+        return stats
+
     # --- figures (ms) ------------------------------------------------------------------------
 
     @property

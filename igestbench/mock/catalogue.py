@@ -295,6 +295,13 @@ class LocalCatalogue:
         with contextlib.suppress(Exception):
             loop.run_until_complete(server.wait_closed())
             loop.run_until_complete(asyncio.sleep(0.01))  # let the aborted transports go
+            # Requests still waiting for a worker thread end here, cancelled, rather than be
+            # destroyed pending with the loop (their thread's late answer is then dropped).
+            pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+            for task in pending:
+                task.cancel()
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
         loop.close()
 
     def stop(self) -> None:

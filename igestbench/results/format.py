@@ -31,11 +31,14 @@ FORMAT_NAME = "igestbench-result"
 #     early), samples[].phase. Version-1 files are upgraded on load (loader._UPGRADES[1]).
 #     Added since, without a new version (readers ignore unknown keys): run.journal (typed, str),
 #     cleanup.journal and cleanup.foreign (issue 10); run.profile ("quick" or "full"; absent
-#     reads as "full") and target.name ("built-in" on the built-in catalogue) (issue 14); the
-#     interface of every figure (issue 12): benchmarks[].interface and sweeps[].interface
-#     ("soap" | "rest", typed), run.interfaces (what was measured) and target.interfaces (what
-#     the target serves, and why). A file without them measured SOAP only: the loader reads a
-#     missing interface as "soap" (loader.with_interfaces), so every figure says its interface.
+#     reads as "full") and target.name ("built-in" on the built-in catalogue) (issue 14); from
+#     sv7 swarm (issue 13) run.mode, sweeps[].swarm (its own "version", 1: workers, hosts, lost
+#     workers, per-worker steps) and per step sweeps[].steps[].workers, lost_workers,
+#     lateness_ms, histograms, ops; the interface of every figure (issue 12):
+#     benchmarks[].interface and sweeps[].interface ("soap" | "rest", typed), run.interfaces
+#     (what was measured) and target.interfaces (what the target serves, and why). A file
+#     without them measured SOAP only: the loader reads a missing interface as "soap"
+#     (loader.with_interfaces), so every figure says its interface.
 FORMAT_VERSION = 2
 
 #: ``target.name`` of a run against the built-in catalogue (``target.local``): its URL names a new
