@@ -179,6 +179,7 @@ class RunConfig:
     target: str | None = None
     site: str = "local"
     flavours: tuple[str, ...] = ("zeep", "python-icat")
+    interfaces: tuple[str, ...] | None = None  # None: what the target serves (run/interfaces)
     parts: tuple[str, ...] = PARTS
     concurrency: tuple[int, ...] = (1, 2)
     #: NeXus files each worker ingests in the full cycle.
@@ -223,6 +224,8 @@ class RunConfig:
                 option.convert(shown if option.field != "fail_on" else list(value), option.flag)
         if self.insecure and self.ca_file is not None:
             raise UsageError("--insecure and --ca-file contradict each other: choose one")
+        if "soap" in (self.interfaces or ()) and set(self.flavours) <= {"rest"}:
+            raise UsageError("--interface soap: --flavour names no SOAP client (zeep, lean …)")
         from igestbench.run.thresholds import parse_threshold
 
         for text in self.fail_on:

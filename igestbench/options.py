@@ -21,6 +21,8 @@ from igestbench.errors import UsageError
 
 PARTS = ("verify", "full-cycle", "single-query", "burst", "multi-query", "sweep")
 FLAVOUR_NAMES = ("zeep", "python-icat", "lean", "rest")
+#: ICAT's two interfaces over one entity manager: SOAP (/ICATService/ICAT) and REST (/icat/...).
+INTERFACES = ("soap", "rest")
 #: The operations a load sweep can mix (igestbench.run.load_sweep builds one function each).
 MIX_OPERATIONS = ("search", "concise", "get", "create")
 MAX_CONCURRENCY = 256
@@ -256,8 +258,11 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
               "name of the site running the suite (default: local on the built-in catalogue, "
               "this machine's short host name with --target)"),
     RunOption("--flavour", "flavours", names(FLAVOUR_NAMES),
-              "client flavours: zeep, python-icat, lean, rest "
+              "client flavours: zeep, python-icat, lean over SOAP; rest over REST "
               "(quick: zeep; full: zeep,python-icat)"),
+    RunOption("--interface", "interfaces", names(INTERFACES),
+              "interfaces to measure: soap, rest (default: what the target serves; "
+              "SOAP with the --flavour clients, REST with the rest client)"),
     RunOption("--parts", "parts", names(PARTS),
               "verify,full-cycle,single-query,burst,multi-query,sweep (default: all)"),
     RunOption("--concurrency", "concurrency", levels,

@@ -41,7 +41,7 @@ class Hierarchy:
         return new_id
 
 
-def _build(catalogue: Catalogue, h: Hierarchy) -> None:
+def build_hierarchy(catalogue: Catalogue, h: Hierarchy) -> None:
     name = h.tag.name
     h.journal.name_facility(name)  # cleanup deletes only what hangs below this Facility
     h.create(catalogue, Bean("Facility", {"name": name, "fullName": "sv7 service check"}))
@@ -69,7 +69,7 @@ def _build(catalogue: Catalogue, h: Hierarchy) -> None:
 def hierarchy(writer: Catalogue, options: VerifyOptions) -> Iterator[Hierarchy]:
     h = Hierarchy(RunTag.new(options.site or "sv7"))
     try:
-        _build(writer, h)
+        build_hierarchy(writer, h)
         yield h
     finally:
         if not h.cleaned:

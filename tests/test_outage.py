@@ -194,6 +194,7 @@ class _Watching(Progress):
 
 
 def run_config(url: str, out: Path, **options: Any) -> RunConfig:
+    options.setdefault("interfaces", ("soap",))  # one outage per run: over SOAP
     return RunConfig(
         target=url, site="OUTAGE", credentials=INGEST, concurrency=(1,), out=out, timeout=5.0,
         **options,

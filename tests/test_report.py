@@ -212,7 +212,8 @@ def test_the_example_campaign_in_headless_chromium(tmp_path: Path) -> None:
     for needle in ('class="matrix participation"', 'class="matrix success"',
                    'class="cell ok"', 'class="cell failed"', 'class="footnotes"',
                    'class="benchmarks"', 'class="chart scaling"', 'class="chart sweep"',
-                   'class="chart history"', 'class="key"', 'class="swatch"'):
+                   'class="chart history"', 'class="key"', 'class="swatch"',
+                   'class="interfaces"'):
         assert needle in dom, needle
     assert dom.count("<svg") >= 5
     # the states a coordinator must see without hovering: the client-bound legend, a run that

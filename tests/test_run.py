@@ -97,6 +97,8 @@ def test_run_against_a_target_writes_a_clean_result_file(tmp_path: Path) -> None
             WORKLOADS,
             "--flavour",
             "zeep,python-icat",
+            "--interface",
+            "soap",  # REST: tests/test_run_interfaces.py
             *SMALL,
             "--out",
             str(tmp_path),
@@ -146,10 +148,12 @@ def test_no_target_runs_every_part_against_the_built_in_catalogue(tmp_path: Path
         c for c in checks if c["outcome"] != "passed"
     ]
     assert data["scores"]["content"]["level"] == "representative"
-    (sweep,) = data["sweeps"]
-    assert sweep["flavour"] == "lean" and len(sweep["steps"]) == 3  # 10, 20, 40/s
+    # the built-in catalogue serves REST too: both interfaces are measured
+    assert [(s["flavour"], s["interface"]) for s in data["sweeps"]] == [
+        ("lean", "soap"), ("rest", "rest")]
+    assert all(len(s["steps"]) == 3 for s in data["sweeps"])  # 10, 20, 40/s
     assert {(b["workload"], b["flavour"], b["concurrency"]) for b in data["benchmarks"]} == {
-        (w, "zeep", c) for w in WORKLOADS.split(",") for c in (1, 2)}
+        (w, f, c) for w in WORKLOADS.split(",") for f in ("zeep", "rest") for c in (1, 2)}
     assert data["cleanup"]["left"] == 0
     assert data["run"]["status"] == "complete"
     # the end: where the file is, and next commands that work as printed
@@ -342,6 +346,8 @@ def test_sweep_with_a_mix_reports_each_operation_and_each_connection_mode(tmp_pa
         *FAST_SWEEP,
         "--mix",
         "search=3,get=1,create=1",
+        "--interface",
+        "soap",
         "--out",
         str(tmp_path),
         env=env,

@@ -131,6 +131,9 @@ def _text(cause: str, target: str, port: int | None, operator: str | None,
         return f"{target}'s certificate names another host; {connect}"
     if cause == "auth-refused":
         return f"{target} refused logins of sites {who} (user name or password wrong)"
+    if cause == "rest-missing":
+        return (f"{target} answers over SOAP but not over REST (/icat/): a proxy or firewall "
+                f"in the way; checks of sites {who} flag it")
     if cause == "insufficient-privileges":
         return f"on {target}, the accounts of sites {who} lacked rights a check needed"
     if cause.startswith("icat-fault-"):

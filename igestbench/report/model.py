@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from igestbench.icat.endpoint import endpoint_of
 from igestbench.report.charts import Chart, ChartDrawers, build_charts, likely_charts
 from igestbench.report.footnotes import Footnote, footnotes
+from igestbench.report.interfaces import InterfaceTable, interface_tables
 from igestbench.report.matrices import (
     Participation,
     Success,
@@ -70,6 +71,8 @@ class Report:
     #: what a reader must know about the inputs: skipped files, old formats, unfinished runs
     notices: tuple[str, ...]
     trend: Trend | None
+    #: SOAP and REST side by side, per run that measured REST
+    interfaces: tuple[InterfaceTable, ...] = ()
 
 
 def _notices(campaign: Campaign) -> list[str]:
@@ -127,4 +130,5 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
         footnotes=tuple(notes), marks=marks, scores=scores, benchmarks=benchmarks, charts=drawn,
         runs=runs,
         history_count=len(campaign.history), notices=tuple(_notices(campaign)), trend=before,
+        interfaces=tuple(interface_tables(campaign)),
     )

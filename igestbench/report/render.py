@@ -118,6 +118,15 @@ def write_csv(report: Report, directory: Path) -> list[Path]:
                ([t.target, a.aspect, a.level, a.score, a.max, a.evidence, " ".join(a.sites)]
                 for t in report.scores for a in t.aspects)),
     ]
+    written.append(_write(
+        directory / "interfaces.csv",
+        ["target", "site", "operation", "unit", "interface", "flavour", "clients",
+         "ops_per_s", "p50_ms", "p99_ms", "failed"],
+        ([t.target, t.site, row.operation, row.unit, col.interface, col.flavour, col.clients,
+          cell.ops_per_s, cell.p50_ms, cell.p99_ms, cell.failed]
+         for t in report.interfaces for row in t.rows
+         for col, cell in zip(t.columns, row.cells, strict=True)),
+    ))
     fields = list(report.benchmarks[0].__dataclass_fields__) if report.benchmarks else ["site"]
     written.append(_write(directory / "benchmarks.csv", fields,
                           ([getattr(row, f) for f in fields] for row in report.benchmarks)))

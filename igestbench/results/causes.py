@@ -60,6 +60,11 @@ MEANINGS: dict[str, tuple[str, str]] = {
         "what answers there is not an ICAT SOAP service",
         "check the URL: <url>?wsdl must show ICAT's WSDL",
     ),
+    "rest-missing": (
+        "the catalogue answers over SOAP, but ICAT's REST API does not answer at /icat",
+        "ICAT 5 and later serve REST at /icat/ on the host and port of /ICATService/: ask the "
+        "site to let its proxy or firewall pass /icat/ as it passes /ICATService/",
+    ),
     "auth-refused": (
         "the catalogue refused the login",
         "check the authenticator, user name and password (SV7_AUTH/SV7_USER/SV7_PASSWORD, "

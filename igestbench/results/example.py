@@ -3,7 +3,8 @@
 ``python -m igestbench.results.example fixtures/results`` writes
 
 * ``v<FORMAT_VERSION>/ELETTRA_icat.example.org_20261121T223000-ab12.json``: a small but complete
-  run as ``sv7 run`` writes it (every section of layout.md, a failed check, a real HdrHistogram);
+  run as ``sv7 run`` writes it (every section of layout.md, a failed check, a real HdrHistogram,
+  figures over SOAP and REST);
 * ``bad/``: files the loader must refuse, each for its own reason (see fixtures/results/README.md).
 
 The good file of each past version stays committed unchanged when the version goes up: it is
@@ -35,11 +36,18 @@ _RUN: JSONObject = {
     "parts": ["verify", "full-cycle", "single-query", "sweep"],
     "flavours": ["zeep", "python-icat"],
     "concurrency": [1, 4],
+    "interfaces": ["soap", "rest"],
     "options": {"cycles": 3, "files": 10, "max_rate": 200.0, "slo_ms": 50.0, "auth": "simple",
                 "user": "ingest"},
 }
 _TARGET: JSONObject = {"url": _URL, "host": "icat.example.org", "port": 443, "scheme": "https",
-                       "local": False, "api_version": "6.2.0"}
+                       "local": False, "api_version": "6.2.0",
+                       "interfaces": {
+                           "served": ["soap", "rest"], "measured": ["soap", "rest"],
+                           "why": "GET https://icat.example.org/icat/version answered version "
+                                  "6.2.0",
+                           "rest": {"url": "https://icat.example.org/icat/version",
+                                    "version": "6.2.0", "problem": None}}}
 _ENVIRONMENT: JSONObject = {"os": "Linux-6.1.0-27-amd64-x86_64-with-glibc2.36",
                             "python": "3.11.7", "cpu_model": "Intel(R) Xeon(R) Gold 6230",
                             "cores": 8, "memory_bytes": 34359738368, "hostname": "sv7-client-1"}
@@ -79,7 +87,7 @@ def _histogram_b64(latencies_us: list[int]) -> str:
 
 
 def _benchmark(workload: str, flavour: str, concurrency: int, op: str,
-               latencies_ms: list[float]) -> JSONObject:
+               latencies_ms: list[float], interface: str = "soap") -> JSONObject:
     ordered = sorted(latencies_ms)
 
     def pick(q: float) -> float:
@@ -88,7 +96,8 @@ def _benchmark(workload: str, flavour: str, concurrency: int, op: str,
     wall_s = round(sum(latencies_ms) / 1000 / concurrency, 3)
     return {
         "workload": workload, "flavour": flavour, "concurrency": concurrency,
-        "wall_s": wall_s, "throughput_per_s": round(len(latencies_ms) / wall_s, 1),
+        "interface": interface, "wall_s": wall_s,
+        "throughput_per_s": round(len(latencies_ms) / wall_s, 1),
         "client_bound": False,
         "ops": {op: {"count": len(latencies_ms), "ok": len(latencies_ms),
                      "errors": {"IcatSession": 0, "timeout": 0},
@@ -143,10 +152,16 @@ def write_example(directory: Path) -> Path:
                                                "full-cycle/lookup Dataset", _latencies(4.2, 30)))
         writer.append("benchmarks", _benchmark("single-query", "python-icat", 4,
                                                "single-query/search", _latencies(12.5, 40)))
-        writer.append("sweeps", {"flavour": "lean", "slo_ms": 50.0,
+        writer.append("benchmarks", _benchmark("single-query", "rest", 4, "single-query/search",
+                                               _latencies(9.5, 40), interface="rest"))
+        writer.append("sweeps", {"flavour": "lean", "interface": "soap", "slo_ms": 50.0,
                                  "connection_mode": "persistent",
                                  "steps": [_sweep_step(100, 13.1, 0), _sweep_step(200, 41.7, 3)],
                                  "sustained_rate": 100})
+        writer.append("sweeps", {"flavour": "rest", "interface": "rest", "slo_ms": 50.0,
+                                 "connection_mode": "persistent",
+                                 "steps": [_sweep_step(100, 10.2, 0), _sweep_step(200, 33.9, 1)],
+                                 "sustained_rate": 200})
         writer.append("samples", _SAMPLE)
         writer.append("outages", {"start": "2026-11-21T22:32:10.500Z",
                                   "end": "2026-11-21T22:32:14.250Z", "errors": {"refused": 12}})

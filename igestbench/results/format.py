@@ -34,12 +34,21 @@ FORMAT_NAME = "igestbench-result"
 #     reads as "full") and target.name ("built-in" on the built-in catalogue) (issue 14); from
 #     sv7 swarm (issue 13) run.mode, sweeps[].swarm (its own "version", 1: workers, hosts, lost
 #     workers, per-worker steps) and per step sweeps[].steps[].workers, lost_workers,
-#     lateness_ms, histograms, ops.
+#     lateness_ms, histograms, ops; the interface of every figure (issue 12):
+#     benchmarks[].interface and sweeps[].interface ("soap" | "rest", typed), run.interfaces
+#     (what was measured) and target.interfaces (what the target serves, and why). A file
+#     without them measured SOAP only: the loader reads a missing interface as "soap"
+#     (loader.with_interfaces), so every figure says its interface.
 FORMAT_VERSION = 2
 
 #: ``target.name`` of a run against the built-in catalogue (``target.local``): its URL names a new
 #: port every run, so sv7 merge keys that target by this name, not by its URL.
 BUILT_IN_TARGET = "built-in"
+
+#: The interfaces a figure may have measured (ICAT's SOAP and REST APIs), and the one a file
+#: written before REST was measured (no ``interface`` key) measured.
+INTERFACES = ("soap", "rest")
+DEFAULT_INTERFACE = "soap"
 
 #: The values of ``run.status``. A file stays "partial" from its first write until the run
 #: finishes, so a crash leaves a file that says it is incomplete.
@@ -93,6 +102,10 @@ def _check_outcome(value: Any) -> str | None:
     return None if value in OUTCOMES else f"is {value!r}, not one of {', '.join(OUTCOMES)}"
 
 
+def _check_interface(value: Any) -> str | None:
+    return None if value in INTERFACES else f"is {value!r}, not one of {', '.join(INTERFACES)}"
+
+
 @dataclass(frozen=True)
 class Field:
     """One key of the format: where it is, what it holds, whether a file must have it."""
@@ -133,6 +146,7 @@ _V1 = (
     Field("run.options", dict),
     Field("run.journal", str),
     Field("run.profile", str),
+    Field("run.interfaces", list, items=str),
     Field("target", dict, required=True),
     Field("target.url", str, required=True),
     Field("target.host", str),
@@ -141,6 +155,7 @@ _V1 = (
     Field("target.local", bool),
     Field("target.name", str),
     Field("target.api_version", str, nullable=True),
+    Field("target.interfaces", dict),
     Field("environment", dict),
     Field("probe", dict),
     Field("checks", list, items=dict),
@@ -176,9 +191,11 @@ def _v2() -> tuple[Field, ...]:
             Field("benchmarks[].concurrency", int),
             Field("benchmarks[].throughput_per_s", float, nullable=True),
             Field("benchmarks[].ops", dict),
+            Field("benchmarks[].interface", str, check=_check_interface),
         ),
         "sweeps": (
             Field("sweeps[].flavour", str),
+            Field("sweeps[].interface", str, check=_check_interface),
             Field("sweeps[].steps", list, items=dict),
             Field("sweeps[].sustained_rate", float, nullable=True),
             Field("sweeps[].stopped", str, nullable=True),

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 from igestbench.results.format import (
     CHECKED_METADATA,
+    DEFAULT_INTERFACE,
     FIELDS,
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -66,6 +67,20 @@ def _upgrade_1(doc: JSONObject) -> JSONObject:
 
 #: ``_UPGRADES[n]`` turns a valid version-n document into a version-(n+1) one.
 _UPGRADES: dict[int, Callable[[JSONObject], JSONObject]] = {1: _upgrade_1}
+
+
+def with_interfaces(doc: JSONObject) -> JSONObject:
+    """``doc`` with the interface of every benchmark and sweep said: a file written before
+    REST was measured has none, and measured SOAP (an added key, no new version)."""
+    lists = {}
+    for section in ("benchmarks", "sweeps"):
+        items = doc.get(section)
+        if isinstance(items, list) and any(
+                isinstance(i, dict) and "interface" not in i for i in items):
+            lists[section] = [{**i, "interface": DEFAULT_INTERFACE}
+                              if isinstance(i, dict) and "interface" not in i else i
+                              for i in items]
+    return {**doc, **lists} if lists else doc
 
 
 class Identity(NamedTuple):
@@ -147,7 +162,7 @@ def result_from_document(doc: JSONObject, path: str | os.PathLike[str]) -> Resul
         found = list(problems(doc, FORMAT_VERSION))
         if found:
             raise ResultFileError(path, f"{found[0]} (in a version-{version} file, upgraded)")
-    return _view(path, version, doc)
+    return _view(path, version, with_interfaces(doc))
 
 
 def _read(path: Path, max_bytes: int) -> bytes:

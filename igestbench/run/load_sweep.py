@@ -7,9 +7,9 @@ import itertools
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from igestbench.client import Catalogue, LeanCatalogue, TransportFailure, connect
+from igestbench.client import Catalogue, TransportFailure, connect
 from igestbench.config import RunConfig
 from igestbench.errors import Sv7Error
 from igestbench.icat.beans import Bean
@@ -91,14 +91,25 @@ def _lookups(
     return {"search": search, "concise": concise, "get": get, "create": create}
 
 
-class _OneSession(LeanCatalogue):
-    """A lean client that logs out when it is closed: a client per call must not leave a
-    session per call behind on a production catalogue. The logout follows the timed call."""
+#: The client of each interface's sweep: the lean load path over SOAP, the rest client over REST.
+SWEEP_FLAVOURS = {"soap": "lean", "rest": "rest"}
+
+
+class _OneSession:
+    """A client that logs out when it is closed: a client per call must not leave a session
+    per call behind on a production catalogue. The logout follows the timed call."""
+
+    def __init__(self, inner: Catalogue) -> None:
+        self.inner = inner
+        self.flavour = inner.flavour
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
 
     def close(self) -> None:
         with contextlib.suppress(Sv7Error):
-            self.logout()
-        super().close()
+            self.inner.logout()
+        self.inner.close()
 
 
 def _watched(ops: Mapping[str, Operation], watch: OutageWatch) -> dict[str, Operation]:
@@ -144,6 +155,7 @@ class _SweepLoop(OpenLoop):
         self.watch, self._probe, self._max_wait_s = watch, probe, max_wait_s
         self.outages: list[dict[str, Any]] = []
         self.gone: str | None = None
+        self.phase = "sweep/lean"
 
     def run(self, rate: float, duration_s: float, warmup_s: float = 0.0) -> StepResult:
         result = super().run(rate, duration_s, warmup_s)
@@ -167,7 +179,7 @@ class _SweepLoop(OpenLoop):
         seen = watch.take()
         hits = [o for o in seen if "refused" in o.errors or (down and o is seen[-1])]
         for outage in hits:
-            context = {"phase": "sweep/lean", "rate": rate, "repeated": repeated}
+            context = {"phase": self.phase, "rate": rate, "repeated": repeated}
             self.outages.append(outage.to_dict(**context))
         return bool(hits)
 
@@ -245,9 +257,11 @@ def sweep(
     journal_path: Path,
     sampler: Sampler,
     work: Path,
+    interface: str = "soap",
 ) -> list[dict[str, Any]]:
-    """Open-loop load at rising rates with the lean client, then the connection modes at one
-    moderate rate; the ``sweeps`` entries.
+    """Open-loop load at rising rates with the client of ``interface`` (lean over SOAP, rest
+    over REST), then the connection modes at one moderate rate; the ``sweeps`` entries, each
+    saying its interface.
 
     What it creates (the looked-up hierarchy, Datafiles of a ``create`` mix) goes to
     ``journal_path`` (the run's journal), which the runner cleans up — also after Ctrl-C; the
@@ -255,11 +269,18 @@ def sweep(
     """
     journal = Journal(journal_path, sweep_tag.name)
     creds = target.credentials
+    flavour = SWEEP_FLAVOURS[interface]
 
-    def logged_in(kind: type[LeanCatalogue] = _OneSession) -> Catalogue:
-        client = kind(target.client)
-        client.login(creds.authenticator, creds.as_login())
-        return client
+    def logged_in(one_session: bool = True) -> Catalogue:
+        # "reopen" keeps the session: the client's close drops only its connection, which
+        # the next call opens again
+        client = connect(target.client, flavour)
+        try:
+            client.login(creds.authenticator, creds.as_login())
+        except BaseException:
+            client.close()
+            raise
+        return cast(Catalogue, _OneSession(client)) if one_session else client
 
     setup = logged_in()
     try:
@@ -283,9 +304,10 @@ def sweep(
         repeat=config.repeat,
         max_total_s=SWEEP_TIME_BUDGET_S,
         start_rate=min(10.0, config.max_rate),
-        flavour="lean",
+        flavour=flavour,
     )
-    progress.start("sweep")
+    phase = f"sweep/{flavour}"
+    progress.start(phase if interface != "soap" else "sweep")
     watch = OutageWatch()
 
     def watched_client() -> Catalogue:
@@ -297,15 +319,16 @@ def sweep(
             raise
 
     def probe() -> None:
-        connect(target.client, "lean").close()  # a new connection: getApiVersion, uncached
+        connect(target.client, flavour).close()  # a new connection: the version, uncached
 
     load = _SweepLoop(
         watch, probe, config.outage_wait, watched_client, _watched(ops, watch), dict(config.mix),
         calls_per_connection=config.calls_per_connection or None,
     )  # fmt: skip
+    load.phase = phase
     with load:
         try:
-            result = run_sweep(load, settings, sampler=sampler, phase="sweep/lean")
+            result = run_sweep(load, settings, sampler=sampler, phase=phase)
             entry: dict[str, Any] = result.to_dict()
             for step_entry, step in zip(entry["steps"], result.steps, strict=True):
                 step_entry["ops"] = _mix_entry(step)
@@ -313,7 +336,7 @@ def sweep(
             if not load.stopped:
                 factories: dict[Reconnect, ClientFactory] = {
                     "new-client": logged_in,
-                    "reopen": lambda: logged_in(LeanCatalogue),
+                    "reopen": lambda: logged_in(one_session=False),
                 }
                 modes = _connection_modes(config, factories, ops, result)
                 entry["connection_modes"] = finite(modes)
@@ -327,6 +350,7 @@ def sweep(
     if load.gone or result.stopped:
         entry["stopped"] = load.gone or result.stopped
     entry["outages"] = load.outages
+    entry["interface"] = interface
     writer.append("sweeps", entry)
     progress.finish(
         f"sustained {result.sustained_rate}/s at p99 and mean < {config.slo_ms} ms "

@@ -32,6 +32,7 @@ from igestbench.nexus import generate_run
 from igestbench.results import ResultWriter
 from igestbench.results.format import BUILT_IN_TARGET
 from igestbench.results.workloads import UNIT_OPS
+from igestbench.run import interfaces
 from igestbench.run.benchmarks import benchmark_entry
 from igestbench.run.cleanup import RunJournal
 from igestbench.run.outage import OutageNotes, describe, merge_outages
@@ -113,6 +114,8 @@ class Runner:
         self.sweeps: list[dict[str, Any]] = []
         #: ids of the service checks that failed or ended in an error
         self.failed_checks: list[str] = []
+        #: the interfaces measured (decided once the target answered: run.interfaces)
+        self.interfaces: tuple[str, ...] = (interfaces.SOAP,)
 
     def run(self) -> RunOutcome:
         """The whole run; SIGINT, SIGTERM and SIGHUP stop it with cleanup (see stopping.py)."""
@@ -178,7 +181,15 @@ class Runner:
                     checked = service_checks.verify(config, target, writer, self.progress)
                     self.failed_checks = [c.id for c in checked.failed]
                 target_section["api_version"] = self._reach(target)
+                choice = interfaces.choose(
+                    config.interfaces, target_section["api_version"],
+                    interfaces.probe_rest(target.client),
+                )  # fmt: skip
+                self.interfaces = choice.measured
+                target_section["interfaces"] = choice.to_dict()
                 writer.set_section("target", target_section)
+                writer.set_run("interfaces", list(choice.measured))
+                self.progress.note(f"interfaces: {', '.join(choice.measured)} ({choice.why})")
                 # before anything is created: a kill -9 from here on leaves the journal
                 self.journal.start(target, target_section["api_version"])
                 writer.set_run("journal", str(self.journal.path))
@@ -250,25 +261,36 @@ class Runner:
 
     def _parts(self, target: Target, writer: ResultWriter, sampler: Sampler) -> None:
         config = self.config
-        for flavour in config.flavours:
-            for workload in (w for w in WORKLOADS if w in config.parts):
-                for level in config.concurrency:
-                    entry = self._workload(target, workload, flavour, level, writer, sampler)
-                    self.benchmarks.append(entry)
-                    writer.append("benchmarks", entry)
-                    writer.flush()
-                    # after the entry is written: a target gone for good must not lose it
-                    self.journal.clean_group(target)
+        for interface in self.interfaces:
+            for flavour in self._flavours(interface):
+                for workload in (w for w in WORKLOADS if w in config.parts):
+                    for level in config.concurrency:
+                        entry = self._workload(target, workload, flavour, level, writer, sampler)
+                        entry["interface"] = interface
+                        self.benchmarks.append(entry)
+                        writer.append("benchmarks", entry)
+                        writer.flush()
+                        # after the entry is written: a target gone for good must not lose it
+                        self.journal.clean_group(target)
         if "sweep" in config.parts:
             from igestbench.run import load_sweep
 
-            sweep_tag = RunTag(config.site, f"{self.tag.run_id}-sweep")
-            self.sweeps.extend(
-                load_sweep.sweep(
-                    config, target, writer, self.progress, sweep_tag, self.journal.path, sampler,
-                    work=self.work,
-                )
-            )  # fmt: skip
+            for interface in self.interfaces:
+                suffix = "" if interface == interfaces.SOAP else f"-{interface}"
+                sweep_tag = RunTag(config.site, f"{self.tag.run_id}-sweep{suffix}")
+                self.sweeps.extend(
+                    load_sweep.sweep(
+                        config, target, writer, self.progress, sweep_tag, self.journal.path,
+                        sampler, work=self.work, interface=interface,
+                    )
+                )  # fmt: skip
+
+    def _flavours(self, interface: str) -> tuple[str, ...]:
+        """The clients that measure ``interface``: --flavour over SOAP, the rest client over
+        REST (the SOAP flavours cannot speak it, nor it SOAP)."""
+        if interface == interfaces.REST:
+            return (interfaces.REST_FLAVOUR,)
+        return tuple(f for f in self.config.flavours if f != interfaces.REST_FLAVOUR)
 
     def _workload(
         self,

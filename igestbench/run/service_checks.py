@@ -16,6 +16,7 @@ from igestbench.verify import (
     VerifyOptions,
     run_verification,
 )
+from igestbench.verify.options import PARTS as VERIFY_PARTS
 from igestbench.verify.plugin import CheckRecord
 
 if TYPE_CHECKING:
@@ -67,8 +68,14 @@ def verify(
         if not any(a.role == "reader" for a in accounts):
             accounts.append(LOCAL_READER)
         queries = queries or LOCAL_REFERENCE_QUERIES
+    parts = base.parts
+    if not parts and config.interfaces is not None and "rest" not in config.interfaces:
+        # --interface soap: the run is not about REST, and a REST that does not answer
+        # (rest-missing) must not fail it
+        parts = tuple(p for p in VERIFY_PARTS if p != "rest")
     options = dataclasses.replace(
         base,
+        parts=parts,
         target=target.url,
         site=config.site,
         ca_file=target.client.ca_file,

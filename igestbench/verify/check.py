@@ -1,8 +1,12 @@
 """``sv7 check``: a monitoring probe with the Nagios plugin convention.
 
-It runs the connectivity, TLS, SOAP and session checks and prints ONE line with perfdata::
+It runs the connectivity, TLS, SOAP and session checks and the REST checks that do not write
+(version, session, query), and prints ONE line with perfdata::
 
-    ICAT OK - 6.2.0, login ok | rtt=1.2ms;;; wsdl=15ms;;; login=30ms;;;
+    ICAT OK - 6.2.0, login ok, REST ok | rtt=1.2ms;;; wsdl=15ms;;; login=30ms;;; rest_login=9ms;;;
+
+A catalogue without REST because it is ICAT 4.x says ``no REST (ICAT 4.x)``; one of ICAT 5 or
+later whose REST API does not answer is CRITICAL (``rest-missing``), as any failed check.
 
 Exit status: 0 OK, 1 WARNING (only checks marked ``severity="warning"`` failed, e.g. a
 self-signed certificate the probe was told to trust), 2 CRITICAL (any other check failed),
@@ -25,9 +29,10 @@ from igestbench.verify.runner import VerificationResult, run_verification
 
 OK, WARNING, CRITICAL, UNKNOWN = 0, 1, 2, 3
 STATUS_NAMES = {OK: "OK", WARNING: "WARNING", CRITICAL: "CRITICAL", UNKNOWN: "UNKNOWN"}
-CHECK_PARTS = ("connectivity", "tls", "soap", "session")
+CHECK_PARTS = ("connectivity", "tls", "soap", "session", "rest")
 #: perfdata label → the fact (milliseconds) the checks record for it.
-PERFDATA = (("rtt", "rtt_ms"), ("wsdl", "wsdl_ms"), ("login", "login_ms"))
+PERFDATA = (("rtt", "rtt_ms"), ("wsdl", "wsdl_ms"), ("login", "login_ms"),
+            ("rest_login", "rest_login_ms"))
 
 
 def perfdata(facts: Mapping[str, Any]) -> str:
@@ -55,7 +60,17 @@ def evaluate(result: VerificationResult) -> tuple[int, str]:
     logins = [c for c in ran if c.part == "session"]
     session = "login ok" if logins else "no login configured"
     version = result.api_version or "version unknown"
-    return OK, _line(OK, f"{version}, {session}", result.facts)
+    return OK, _line(OK, f"{version}, {session}{_rest_status(result)}", result.facts)
+
+
+def _rest_status(result: VerificationResult) -> str:
+    """``, REST ok``; ``, no REST (ICAT 4.x)`` where the part was skipped by the version."""
+    rest = [c for c in result.checks if c.part == "rest"]
+    if not rest:
+        return ""
+    if all(c.outcome == "skipped" for c in rest):
+        return f", no REST (ICAT {result.api_version})" if result.api_version else ", no REST"
+    return ", REST ok"
 
 
 def run_check(
@@ -73,6 +88,7 @@ def run_check(
         insecure=insecure,
         accounts=tuple(credentials),
         parts=CHECK_PARTS,
+        read_only=True,
     )
     return probe(options)
 
@@ -112,6 +128,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         # not sv7's usage exit status 2: that would read as CRITICAL to a monitoring system
         code, line = UNKNOWN, _line(UNKNOWN, str(exc), {})
     else:
-        code, line = probe(dataclasses.replace(options, parts=CHECK_PARTS, debug=False))
+        code, line = probe(
+            dataclasses.replace(options, parts=CHECK_PARTS, read_only=True, debug=False)
+        )
     print(line, flush=True)
     return code

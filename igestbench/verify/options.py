@@ -34,7 +34,7 @@ from igestbench.icat.credentials import WRITE_ROLE as WRITE_ROLE
 from igestbench.icat.credentials import Logins, RoleAccount
 from igestbench.options import OptionError, number
 
-PARTS = ("connectivity", "tls", "soap", "session", "read", "write", "cleanup")
+PARTS = ("connectivity", "tls", "soap", "session", "read", "write", "cleanup", "rest")
 #: A login the suite may use, and the role it plays (``reader``, ``writer``).
 Account = RoleAccount
 
@@ -65,6 +65,9 @@ class VerifyOptions:
     flavour: str = "zeep"
     #: Parts to run (empty: all).
     parts: tuple[str, ...] = ()
+    #: Leave out the checks that write (``part(..., writes=True)``): sv7 check, a probe run
+    #: every few minutes, must not create anything on a production catalogue.
+    read_only: bool = False
     debug: bool = False
 
     def account(self, role: str) -> Account | None:

@@ -188,7 +188,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"part(name, severity='error'): the part of a service check ({', '.join(PARTS)})",
+        f"part(name, severity='error', writes=False): the part of a service check "
+        f"({', '.join(PARTS)}); writes: it creates data (left out by sv7 check)",
     )
     config.addinivalue_line(
         "markers", "icat_version(spec): run only on servers of that API version, e.g. '>=4.9'"
@@ -263,8 +264,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if unmarked:
         raise pytest.UsageError(f"service checks without a part marker: {', '.join(unmarked)}")
     parts = {i.nodeid: str(i.get_closest_marker("part").args[0]) for i in items}  # type: ignore[union-attr]
-    if options.parts:
-        keep = [i for i in items if parts[i.nodeid] in options.parts]
+    if options.parts or options.read_only:
+        keep = [i for i in items if (not options.parts or parts[i.nodeid] in options.parts)
+                and not (options.read_only and _writes(i))]
         config.hook.pytest_deselected(items=[i for i in items if i not in keep])
         items[:] = keep
     # in the order a client meets them (files sort by name); stable, so modules stay together
@@ -273,6 +275,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         skip = pytest.mark.skip(reason="no target: run with --target https://host/ICATService/ICAT")
         for item in items:
             item.add_marker(skip)
+
+
+def _writes(item: pytest.Item) -> bool:
+    marker = item.get_closest_marker("part")
+    return bool(marker is not None and marker.kwargs.get("writes"))
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
