@@ -94,6 +94,23 @@ def test_local_connections_are_told_apart(tmp_path: Path) -> None:
     assert "Remote connections: a site" not in page
 
 
+def test_a_run_against_the_built_in_catalogue_is_a_local_connection(tmp_path: Path) -> None:
+    # the quick start's run: no campaign file, no operator; the catalogue ran on the site itself
+    built_in = write_result(tmp_path, "hzb-pc", "https://127.0.0.1:40777/ICATService/ICAT",
+                            checks=[check("a")], built_in=True,
+                            benchmarks=[bench("full-cycle", "full-cycle", 1, [10.0, 12.0])])
+    outcome = merge([built_in])
+    dump_campaign(outcome.document, tmp_path / "c.json")
+    report = build_report(load_campaign(tmp_path / "c.json"))
+    ((cell,),) = [row.cells for row in report.success.rows]
+    assert cell.local and (report.success.local.count, report.success.remote.count) == (1, 0)
+    (row,) = report.benchmarks
+    assert row.local
+    page = render_html(report)
+    assert "Local connections: a site against its own catalogue (1 row)" in page
+    assert "Remote connections: a site" not in page
+
+
 def test_an_empty_campaign_says_no_data(tmp_path: Path) -> None:
     nothing = _campaign(tmp_path, [], (), sites=())
     page = render_html(build_report(nothing))

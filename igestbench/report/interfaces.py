@@ -198,5 +198,5 @@ def interface_tables(campaign: Campaign) -> list[InterfaceTable]:
     for target in campaign.targets:
         runs = sorted((r for r in campaign.runs if r.target == target.name),
                       key=lambda r: site_rank[r.site])
-        tables += [_table(r, r.site == target.operator) for r in runs if _measured_rest(r)]
+        tables += [_table(r, target.is_local_to(r.site)) for r in runs if _measured_rest(r)]
     return tables

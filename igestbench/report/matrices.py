@@ -182,11 +182,10 @@ def _summary(cells: Sequence[SuccessCell], expected: int) -> Summary:
 
 def success(campaign: Campaign) -> Success:
     targets = tuple(t.name for t in campaign.targets)
-    operators = {t.name: t.operator for t in campaign.targets}
     rows = []
     for site in campaign.sites:
-        cells = tuple(_cell(campaign, site.name, target, operators[target] == site.name)
-                      for target in targets)
+        cells = tuple(_cell(campaign, site.name, target.name, target.is_local_to(site.name))
+                      for target in campaign.targets)
         rows.append(SuccessRow(site.name, cells, _summary(cells, len(targets))))
     columns = tuple(_summary([row.cells[i] for row in rows], len(rows))
                     for i in range(len(targets)))

@@ -195,7 +195,7 @@ def benchmark_rows(campaign: Campaign) -> list[BenchmarkRow]:
                       key=lambda r: site_rank[r.site])
         for run in runs:
             flavours = dict.fromkeys(b["flavour"] for b in run.result.benchmarks)
-            rows.extend(_row(run, flavour, run.site == target.operator) for flavour in flavours)
+            rows.extend(_row(run, flavour, target.is_local_to(run.site)) for flavour in flavours)
     return rows
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from igestbench.errors import UsageError
 from igestbench.options import PARTS
+from igestbench.results.format import BUILT_IN_TARGET
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,11 @@ class CampaignTarget:
     name: str
     url: str
     operator: str | None = None
+
+    def is_local_to(self, site: str) -> bool:
+        """Whether ``site`` testing this catalogue is a local connection: the site runs it, or
+        it is the built-in catalogue, which every site runs on its own machine."""
+        return self.operator == site or self.name == BUILT_IN_TARGET
 
 
 @dataclass(frozen=True)
