@@ -13,7 +13,7 @@ from typing import NoReturn
 
 from igestbench import __version__, redaction
 from igestbench.errors import Sv7Error, UsageError
-from igestbench.options import RUN_OPTIONS, OptionError, number, whole
+from igestbench.options import RUN_OPTIONS, argparse_type, number, whole
 from igestbench.swarm.command import add_swarm, cmd_swarm, patch_for_swarm
 
 EXIT_OK = 0
@@ -40,18 +40,6 @@ class _Parser(argparse.ArgumentParser):
         _usage_error(self.prog, message)
 
 
-def _typed(parse: Callable[[object], object]) -> Callable[[str], object]:
-    """An argparse ``type`` from a parser of igestbench.options (its message, one line)."""
-
-    def convert(value: str) -> object:
-        try:
-            return parse(value)
-        except OptionError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return convert
-
-
 def _interactive_prompt() -> Callable[[str], str] | None:
     """getpass at a terminal; elsewhere (cron, CI, a pipe) nothing is asked."""
     return getpass.getpass if sys.stdin.isatty() else None
@@ -68,7 +56,8 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--host", default="127.0.0.1", help="loopback address (default 127.0.0.1)")
     p.add_argument(
-        "--port", type=_typed(whole(0, 65535)), default=0, help="port; 0 picks a free one (default)"
+        "--port", type=argparse_type(whole(0, 65535)), default=0,
+        help="port; 0 picks a free one (default)",
     )
     p.add_argument(
         "--db", default=":memory:", help="SQLite file (kept across restarts) or :memory: (default)"
@@ -113,13 +102,13 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument(
         "--session-minutes",
-        type=_typed(number(0, above=True)),
+        type=argparse_type(number(0, above=True)),
         default=120.0,
         help="session lifetime (default 120)",
     )
     p.add_argument(
         "--max-entities",
-        type=_typed(whole(1)),
+        type=argparse_type(whole(1)),
         default=10_000,
         help="most objects one search may return or one createMany may create (default 10000)",
     )
@@ -149,33 +138,34 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     g = p.add_argument_group("fault injection (to test clients and the suite itself)")
     g.add_argument(
         "--latency-ms",
-        type=_typed(number(0, above=False)),
+        type=argparse_type(number(0, above=False)),
         default=0.0,
         help="added to every SOAP answer",
     )
     g.add_argument(
         "--stall-every",
-        type=_typed(whole(0)),
+        type=argparse_type(whole(0)),
         default=0,
         metavar="N",
         help="every Nth SOAP request stalls for --stall-seconds",
     )
-    g.add_argument("--stall-seconds", type=_typed(number(0, above=False)), default=0.0)
+    g.add_argument("--stall-seconds", type=argparse_type(number(0, above=False)), default=0.0)
     g.add_argument(
         "--error-rate",
-        type=_typed(number(0, above=False)),
+        type=argparse_type(number(0, above=False)),
         default=0.0,
         metavar="P",
         help="fraction of requests answered with an INTERNAL fault",
     )
     g.add_argument(
         "--drop-rate",
-        type=_typed(number(0, above=False)),
+        type=argparse_type(number(0, above=False)),
         default=0.0,
         metavar="P",
         help="fraction of requests whose connection is closed without an answer",
     )
-    g.add_argument("--seed", type=_typed(whole(0)), default=0, help="seed of the injected faults")
+    g.add_argument("--seed", type=argparse_type(whole(0)), default=0,
+                   help="seed of the injected faults")
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

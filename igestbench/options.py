@@ -10,6 +10,7 @@ Adding an option is one entry here and one field in :class:`igestbench.config.Ru
 
 from __future__ import annotations
 
+import argparse
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -45,6 +46,19 @@ PROFILE_SETTINGS: Mapping[str, Mapping[str, Any]] = {
 
 class OptionError(ValueError):
     """What is wrong with one value; the caller adds where the value came from."""
+
+
+def argparse_type(parse: Callable[[object], object]) -> Callable[[str], object]:
+    """An argparse ``type`` from one of these parsers: its OptionError becomes argparse's
+    one-line error about the option."""
+
+    def convert(value: str) -> object:
+        try:
+            return parse(value)
+        except OptionError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return convert
 
 
 Parse = Callable[[object], Any]

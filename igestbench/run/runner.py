@@ -67,6 +67,17 @@ class Target:
     client: ClientConfig
     local: bool
 
+    def login_version(self, flavour: str = "lean") -> str:
+        """Log in and out once (a wrong password fails here, before anything is measured)
+        and answer the catalogue's API version."""
+        catalogue = connect(self.client, flavour)
+        try:
+            catalogue.login(self.credentials.authenticator, self.credentials.as_login())
+            catalogue.logout()
+            return catalogue.version()
+        finally:
+            catalogue.close()
+
 
 @dataclass(frozen=True)
 class RunOutcome:
@@ -244,20 +255,10 @@ class Runner:
         """
         for _ in range(attempts - 1):
             try:
-                return self._login_once(target)
+                return target.login_version("zeep")
             except IcatInternal:
                 time.sleep(1.0)
-        return self._login_once(target)
-
-    @staticmethod
-    def _login_once(target: Target) -> str:
-        catalogue = connect(target.client, "zeep")
-        try:
-            catalogue.login(target.credentials.authenticator, target.credentials.as_login())
-            catalogue.logout()
-            return catalogue.version()
-        finally:
-            catalogue.close()
+        return target.login_version("zeep")
 
     def _parts(self, target: Target, writer: ResultWriter, sampler: Sampler) -> None:
         config = self.config

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from igestbench.errors import UsageError
-from igestbench.options import BY_FIELD, OptionError, number, whole
+from igestbench.options import BY_FIELD, OptionError, argparse_type, number, whole
 
 __all__ = [
     "DEFAULT_PORT",
@@ -82,16 +82,6 @@ class SwarmConfig:
     parent_pid: int | None = None
 
 
-def _typed(parse: Callable[[object], object]) -> Callable[[str], object]:
-    def convert(value: str) -> object:
-        try:
-            return parse(value)
-        except OptionError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return convert
-
-
 def _run_option(p: argparse.ArgumentParser, field: str) -> None:
     option = BY_FIELD[field]
     if option.switch:
@@ -125,7 +115,7 @@ def add_swarm(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     master.add_argument("--config", type=Path, help="sv7.toml to read (default ./sv7.toml)")
     for field in MASTER_RUN_FIELDS:
         _run_option(master, field)
-    master.add_argument("--rates", type=_typed(rate_list),
+    master.add_argument("--rates", type=argparse_type(rate_list),
                         help="total demanded rates of the steps, calls/s, e.g. 50,100 "
                         "(default: doubling from 10 up to --max-rate)")  # fmt: skip
     master.add_argument("--workload", choices=WORKLOADS,
@@ -133,20 +123,20 @@ def add_swarm(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "(createMany of --batch-size Datafiles per call)")  # fmt: skip
     master.add_argument(
         "--expect-workers",
-        type=_typed(whole(1, 1024)),
+        type=argparse_type(whole(1, 1024)),
         default=1,
         help="workers to wait for before the first step (default 1)",
     )
     master.add_argument(
         "--wait-workers",
-        type=_typed(number(0, above=True)),
+        type=argparse_type(number(0, above=True)),
         default=60.0,
         help="seconds to wait for them (default 60)",
     )
     master.add_argument("--bind", default=f"127.0.0.1:{DEFAULT_PORT}",
                         help="address the workers connect to (default 127.0.0.1:5557; "
                         "0.0.0.0:5557 for workers on other hosts)")  # fmt: skip
-    master.add_argument("--users", type=_typed(whole(1, 1024)), default=8,
+    master.add_argument("--users", type=argparse_type(whole(1, 1024)), default=8,
                         help="Locust users per worker, each one client and connection "
                         "(default 8)")  # fmt: skip
     worker = roles.add_parser(
@@ -163,7 +153,7 @@ def add_swarm(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     worker.add_argument(
         "--processes",
-        type=_typed(whole(1, 256)),
+        type=argparse_type(whole(1, 256)),
         default=1,
         help="worker processes on this host, e.g. one per core (default 1)",
     )

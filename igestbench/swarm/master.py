@@ -25,7 +25,7 @@ from locust.env import Environment
 from locust.runners import STATE_MISSING, STATE_RUNNING, MasterRunner
 
 from igestbench import redaction
-from igestbench.client import ClientConfig, TransportFailure, connect
+from igestbench.client import ClientConfig, TransportFailure
 from igestbench.config import RunConfig
 from igestbench.errors import Sv7Error
 from igestbench.measure.sweep import (
@@ -155,7 +155,7 @@ class Master:
         runner: MasterRunner | None = None
         try:
             writer.set_section("probe", probe_section)
-            target_section["api_version"] = _api_version(target)
+            target_section["api_version"] = target.login_version()
             writer.set_section("target", target_section)
             journal.start(target, target_section["api_version"])
             writer.set_run("journal", str(journal.path))
@@ -395,16 +395,6 @@ def _lost_note(lost: dict[str, Any]) -> str:
         return f"worker {lost['worker']}{where} did not set up: {lost['reason']}"
     return (f"worker {lost['worker']}{where} was lost during the step at {lost['rate']:g}/s "
             f"({lost['reason']}); its calls of that step are not in the figures")  # fmt: skip
-
-
-def _api_version(target: Target) -> str:
-    catalogue = connect(target.client, "lean")
-    try:
-        catalogue.login(target.credentials.authenticator, target.credentials.as_login())
-        catalogue.logout()
-        return catalogue.version()
-    finally:
-        catalogue.close()
 
 
 def _quit(runner: MasterRunner) -> None:
