@@ -1,0 +1,70 @@
+"""``sv7 cleanup``: finish the cleanup of runs stopped hard, from their journals."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from igestbench.commands.common import EXIT_ERROR, EXIT_OK, interactive_prompt
+from igestbench.errors import UsageError
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "cleanup",
+        help="finish the cleanup of runs that were stopped hard, from their journals",
+        description="Finds the journals (*.journal.jsonl) in a directory such as reports/, or "
+        "takes journal files, and deletes what they list at the catalogue each names - only "
+        "what the server shows is still the run's (below its Facility); anything else is "
+        "reported and left alone. A journal is removed once its cleanup is complete. "
+        "Credentials as for sv7 run. Exit 0: all clean; 1: something refused or left.",
+    )
+    p.add_argument(
+        "paths", nargs="*", type=Path, metavar="PATH", help="a journal file or a directory of them"
+    )
+    p.add_argument("--journal", type=Path, help="a journal file (same as giving it as PATH)")
+    p.add_argument(
+        "--target",
+        help="catalogue URL or HOST[:PORT]; default: the journal's own (another is refused)",
+    )
+    p.add_argument("--config", type=Path, help="sv7.toml to read")
+    p.add_argument("--ca-file", type=Path)
+    p.add_argument("--insecure", action="store_const", const=True)
+
+
+def cmd_cleanup(args: argparse.Namespace) -> int:
+    from igestbench.client import ClientConfig
+    from igestbench.client.transport import INSECURE_NOTICE
+    from igestbench.config import load_run_config
+    from igestbench.icat.credentials import Credentials
+    from igestbench.run.leftovers import clean_all
+
+    paths = [*args.paths, *([args.journal] if args.journal else [])]
+    if not paths:
+        raise UsageError("name a journal file or a directory of journals (e.g. reports/)")
+    logins: dict[str, tuple[ClientConfig, Credentials]] = {}
+    if args.insecure:
+        print(f"sv7 cleanup: {INSECURE_NOTICE}", file=sys.stderr)
+
+    def client(url: str) -> tuple[ClientConfig, Credentials]:
+        if url not in logins:  # one password prompt per catalogue, not per journal
+            config = load_run_config(
+                {"target": url, "ca_file": args.ca_file, "insecure": args.insecure},
+                config_file=args.config,
+                prompt=interactive_prompt(),
+            )
+            assert config.credentials is not None and config.target is not None
+            logins[url] = (
+                ClientConfig(config.target, ca_file=config.ca_file, insecure=config.insecure),
+                config.credentials,
+            )
+        return logins[url]
+
+    outcomes = list(clean_all(paths, args.target, client))
+    for outcome in outcomes:
+        for line in outcome.lines:
+            print(f"sv7 cleanup: {line}", file=sys.stdout if outcome.complete else sys.stderr)
+    if not outcomes:
+        print(f"sv7 cleanup: no journal in {', '.join(map(str, paths))}: nothing to clean up")
+    return EXIT_OK if all(o.complete for o in outcomes) else EXIT_ERROR

@@ -1,0 +1,82 @@
+"""``sv7 merge``: result files of every site into one campaign file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from igestbench.commands.common import EXIT_ERROR, EXIT_OK, output_file
+from igestbench.errors import Sv7Error, UsageError
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "merge",
+        help="merge result files into one campaign file (the newest run per site x target)",
+        description="Unreadable files are reported with their reason and skipped (exit 1); "
+        "files of sites or targets not in --campaign are reported and not counted.",
+    )
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="RESULT",
+        help="result files (.json, .json.gz), directories of them, or patterns such as "
+        "'results/*.json' (expanded here when the shell did not)",
+    )
+    p.add_argument(
+        "--campaign",
+        type=Path,
+        metavar="TOML",
+        help="campaign.toml: the sites, targets and parts expected (default: those the files show)",
+    )
+    p.add_argument("-o", "--output", type=Path, required=True, help="campaign file to write")
+    p.add_argument("--strict", action="store_true", help="an unreadable file is fatal")
+    p.add_argument(
+        "--max-size",
+        type=_mebibytes,
+        metavar="MIB",
+        # the default is results.loader.MAX_DOCUMENT_BYTES (not imported here: sv7 starts faster)
+        help="skip a result file larger than this, decompressed (default 256; a small .gz "
+        "can inflate to gigabytes)",
+    )
+
+
+def _mebibytes(value: str) -> int:
+    try:
+        size = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of MiB") from None
+    if not 0 < size <= 1024 * 1024:
+        raise argparse.ArgumentTypeError(f"{value!r}: give a size above 0 MiB")
+    return int(size * 2**20)
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from igestbench.results.campaign import dump_campaign
+    from igestbench.results.campaign_file import load_campaign_config
+    from igestbench.results.loader import MAX_DOCUMENT_BYTES
+    from igestbench.results.merge import merge, result_paths
+
+    output_file(args.output)
+    campaign = load_campaign_config(args.campaign) if args.campaign else None
+    paths, unmatched = result_paths(args.files)
+    for line in unmatched:
+        print(f"sv7 merge: note: {line}", file=sys.stderr)
+    if not paths:
+        raise UsageError("no result files to merge")
+    limit = args.max_size or MAX_DOCUMENT_BYTES
+    outcome = merge(paths, campaign, name=args.output.name.split(".")[0], max_bytes=limit)
+    for skipped in outcome.skipped:
+        print(f"sv7 merge: skipped {skipped.file}: {skipped.reason}", file=sys.stderr)
+    for line in outcome.unexpected:
+        print(f"sv7 merge: {line}", file=sys.stderr)
+    if outcome.skipped and args.strict:
+        raise Sv7Error(f"{len(outcome.skipped)} file(s) unreadable; nothing written (--strict)")
+    dump_campaign(outcome.document, args.output)
+    runs = len(outcome.document["runs"])
+    print(
+        f"campaign file: {args.output} ({runs} run{'' if runs == 1 else 's'}, "
+        f"{len(outcome.document['history'])} older, {len(outcome.skipped)} skipped)"
+    )
+    return EXIT_ERROR if outcome.skipped else EXIT_OK
