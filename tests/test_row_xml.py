@@ -27,7 +27,7 @@ from igestbench.mock.service import IcatService
 
 ROOT = {"username": "root", "password": "root"}
 READER = {"username": "reader", "password": "reader"}
-NASTY = "a & b < c > d \"q\" 'a' \t tab \r cr \n lf \x01 \x7f é ✓"
+NASTY = "a & b < c > d \"q\" 'a' \t tab \r cr \n lf \x85 \x7f é ✓"
 
 
 def ref(entity: str, obj_id: int) -> Bean:

@@ -10,6 +10,7 @@ without detail; both with HTTP 500, as ICAT answers.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -49,6 +50,23 @@ class ClientFault(Exception):
 class ServerFault(Exception):
     """A fault without IcatException detail, as JAX-WS raises for e.g. a bean without xsi:type
     or an unknown operation."""
+
+
+_CHAR_REFERENCE = re.compile(r"xmlParseCharRef: invalid xmlChar value (\d+)")
+
+
+def _invalid_char_message(error: str) -> str:
+    """What a real ICAT 6.2.0 (Metro, Woodstox) says of a character XML 1.0 forbids: a
+    character reference to one (``&#1;``) is refused while JAXB reads the bean, the character
+    itself (a raw control byte) while Metro copies the message; both are ``S:Server`` faults
+    without IcatException detail."""
+    reference = _CHAR_REFERENCE.search(error)
+    if reference is None:
+        return "Failed to copy a message"
+    return (
+        "[com.ctc.wstx.exc.WstxLazyException] com.ctc.wstx.exc.WstxParsingException: Illegal "
+        f"character entity: expansion character (code 0x{int(reference.group(1)):x})"
+    )
 
 
 def fault_envelope(code: str, message: str, error: IcatError | None = None) -> bytes:
@@ -137,6 +155,8 @@ class SoapEndpoint:
             else:
                 root = self._parse_counting(body)
         except etree.XMLSyntaxError as exc:
+            if getattr(exc, "code", None) == etree.ErrorTypes.ERR_INVALID_CHAR:  # (not in stubs)
+                raise ServerFault(_invalid_char_message(str(exc))) from None
             raise ClientFault(f"Couldn't create SOAP message due to exception: {exc}") from None
         if root.getroottree().docinfo.internalDTD is not None:
             raise ClientFault("Couldn't create SOAP message: a DOCTYPE is not allowed in SOAP")
