@@ -150,6 +150,10 @@ class RestEndpoint:
             with self.service.time_budget(inline_s):
                 status, answer = getattr(self, route.handler)(request, parts)
         except IcatError as exc:
+            if exc.fault_type is IcatExceptionType.INTERNAL:  # one line, never a traceback
+                log.warning(
+                    "REST %s %s: INTERNAL %.200s", request.method, request.path, exc.message
+                )
             return error_response(exc)
         except _MethodNotAllowed:
             error = IcatInternal(
