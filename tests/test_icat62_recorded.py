@@ -195,7 +195,7 @@ def test_soap_authenticator_info_has_no_friendly_element_without_one(local: Loca
     assert returns(answer.body) == returns(record["body"].encode("utf-8"))
 
 
-# --- 20.3: what Jersey answers before ICAT sees a request ------------------------------------------
+# --- 20.3: what Jersey answers before ICAT sees a request ------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -213,7 +213,7 @@ def test_requests_jersey_refuses_are_answered_as_the_real_server(local: Local, n
     assert answer.header("Content-Type") == header(record["headers"], "Content-Type")
 
 
-# --- 20.3: an unknown entity name -------------------------------------------------------------------
+# --- 20.3: an unknown entity name ----------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -491,9 +491,9 @@ def test_random_token_soup_raises_only_bad_parameter() -> None:
 
 
 def test_deep_nesting_and_long_chains_are_internal_as_on_icat_not_a_crash() -> None:
-    """A real ICAT 6.2.0 overflows its stack (INTERNAL) from about 1,400 NOTs, 1,500 ORs or
-    1,700 parentheses (fixtures/icat-6.2/exchanges/soap-search-2000-or.json); the local
-    catalogue refuses more than 1,000 AND/OR/NOT before parsing, with the same fault type."""
+    """A real ICAT 6.2.0 overflows its stack (INTERNAL) from about 1,400 NOTs or 1,500-3,400
+    ORs (fixtures/icat-6.2/exchanges/soap-search-20000-or.json); the local catalogue refuses
+    more than 1,000 AND/OR/NOT before parsing, with the same fault type."""
     deep = "SELECT o FROM Dataset o WHERE " + "(" * 3000 + "o.id = 1" + ")" * 3000
     compile_search(PROFILE, deep)  # parentheses alone nest nothing in the tree
     nots = "SELECT o FROM Dataset o WHERE " + "NOT (" * 3000 + "o.id = 1" + ")" * 3000

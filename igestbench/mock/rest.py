@@ -78,6 +78,10 @@ _JAVA_LONG = re.compile(r"[+-]?[0-9]+")
 #: What a real ICAT 6.2.0 answers JSON nested too deeply: Parsson's limit in a login, the EJB
 #: container's complaint in a write (fixtures/icat-6.2/exchanges/rest-*-deep*.json).
 _TOO_DEEP = "class java.lang.RuntimeException Input is too deeply nested 1,000"
+_NO_KEY = (
+    'class java.lang.NullPointerException Cannot invoke "String.equals(Object)" because "key" '
+    "is null"
+)
 _TOO_DEEP_WRITE = (
     "class jakarta.ejb.EJBException Stateless SessionBean method returned without completing "
     "transaction"
@@ -243,6 +247,10 @@ class RestEndpoint:
         text = self._form(request).get("json")
         if text is None:
             raise IcatBadParameter("json must not be null")
+        if text.lstrip()[:1] in ('"', "["):
+            # ICAT reads the login as a stream of events and asks the key of the first string
+            # or array: at the top level there is none (a NullPointerException, however deep)
+            raise IcatInternal(_NO_KEY)
         try:
             spec = json.loads(text)
         except ValueError as exc:
