@@ -20,11 +20,13 @@ import pytest
 from lxml import etree
 
 from igestbench.config import ServeConfig
-from igestbench.mock import rest_routes
 from igestbench.mock.catalogue import LocalCatalogue
 from tests.soap_helpers import ICAT_62, login
 
 EXCHANGES = ICAT_62 / "exchanges"
+FORM = "application/x-www-form-urlencoded"
+#: Paths a real ICAT serves that the local catalogue does not serve yet (issue 20.2).
+NOT_SERVED_YET = {"/icat/port"}
 SID = "{sessionId}"
 
 
@@ -94,9 +96,7 @@ def facility(local: Local, name: str) -> int:
     form = f"sessionId={quote(local.sid)}&entities=" + quote(
         json.dumps([{"Facility": {"name": name}}])
     )
-    answer = local.send(
-        "POST", "/icat/entityManager", form.encode(), {"Content-Type": rest_routes.FORM}
-    )
+    answer = local.send("POST", "/icat/entityManager", form.encode(), {"Content-Type": FORM})
     assert answer.status == 200, answer.text
     return int(json.loads(answer.body)[0])
 
@@ -145,12 +145,9 @@ def _wadl_normalised(text: str, base: str) -> str:
     "name", sorted(p.stem for p in EXCHANGES.glob("rest-options-*.json")), ids=str
 )
 def test_options_answers_the_resource_wadl_and_its_own_allow(local: Local, name: str) -> None:
-    record = recording(name)
-    path = record["request"]["path"]
-    parts = path.removeprefix("/icat/").replace(SID, "x").split("/")
-    if record["status"] == 200 and not rest_routes.routes_of(parts):
-        pytest.skip(f"{path} is not served by the local catalogue (yet)")
     record, answer = local.replay(name)
+    if record["request"]["path"] in NOT_SERVED_YET and answer.status == 501:
+        pytest.skip(f"{record['request']['path']} is not served by the local catalogue (yet)")
     assert answer.status == record["status"]
     for name_ in ("Content-Type", "Allow"):
         assert answer.header(name_) == header(record["headers"], name_)
