@@ -493,14 +493,14 @@ def test_random_token_soup_raises_only_bad_parameter() -> None:
 def test_deep_nesting_and_long_chains_are_internal_as_on_icat_not_a_crash() -> None:
     """A real ICAT 6.2.0 overflows its stack (INTERNAL) from about 1,400 NOTs or 1,500-3,400
     ORs (fixtures/icat-6.2/exchanges/soap-search-20000-or.json); the local catalogue refuses
-    more than 1,000 AND/OR/NOT before parsing, with the same fault type."""
+    more than 1,500 AND/OR/NOT before parsing, with the same fault type."""
     deep = "SELECT o FROM Dataset o WHERE " + "(" * 3000 + "o.id = 1" + ")" * 3000
     compile_search(PROFILE, deep)  # parentheses alone nest nothing in the tree
     nots = "SELECT o FROM Dataset o WHERE " + "NOT (" * 3000 + "o.id = 1" + ")" * 3000
     with pytest.raises(IcatInternal, match="3000 AND/OR/NOT"):
         compile_search(PROFILE, nots)
     many = " OR ".join(f"o.id = {i}" for i in range(3000))
-    with pytest.raises(IcatInternal, match="2999 AND/OR/NOT, more than the 1000"):
+    with pytest.raises(IcatInternal, match="2999 AND/OR/NOT, more than the 1500"):
         compile_search(PROFILE, f"SELECT o FROM Dataset o WHERE {many}")
     many = " OR ".join(f"o.id = {i}" for i in range(1001))
     assert compile_search(PROFILE, f"SELECT o FROM Dataset o WHERE {many}").params[-1] == 1000

@@ -25,7 +25,7 @@ from igestbench.icat import rest_json
 from igestbench.icat.beans import Bean
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.mock.service import IcatService
-from tests.test_row_xml import QUERIES, READER, ROOT, VALUE_QUERIES, fill
+from tests.test_row_xml import QUERIES, ROOT, VALUE_QUERIES, fill, reader_with_some_rules
 
 JSON_QUERIES = [
     *QUERIES,
@@ -147,7 +147,7 @@ def test_the_answer_holds_every_kind_of_value(service: IcatService) -> None:
         '"valueType":"NUMERIC"',
         '"daysUntilRelease":0',
         '"datafileParameters":[]',  # a one-to-many not INCLUDEd is an empty array
-        r'json \"quoted\" back\\slash / tab\t cr\r lf\n',
+        r"json \"quoted\" back\\slash / tab\t cr\r lf\n",
         r'"description":"\\u0041"',
     ):
         assert text in answer, text
@@ -169,26 +169,7 @@ def test_the_answer_holds_every_kind_of_value(service: IcatService) -> None:
 
 
 def test_objects_the_user_may_not_read_are_left_out_alike() -> None:
-    with_rules = LocalCatalogue(ServeConfig())  # a new database has no rules
-    try:
-        service = with_rules.service
-        root = service.login("simple", ROOT)
-        fill(service, root)
-        service.create_many(
-            root,
-            [
-                Bean("Rule", {"what": "Dataset", "crudFlags": "R"}),
-                Bean("Rule", {"what": "DatasetType", "crudFlags": "R"}),
-                Bean(
-                    "Rule",
-                    {
-                        "what": "SELECT df FROM Datafile df WHERE df.name LIKE '%-1.nxs'",
-                        "crudFlags": "R",
-                    },
-                ),
-            ],
-        )
-        sid = service.login("simple", READER)
+    with reader_with_some_rules() as (service, sid):
         for query in (
             "SELECT ds FROM Dataset ds INCLUDE ds.datafiles, ds.investigation, ds.type",
             "SELECT df FROM Datafile df INCLUDE df.dataset ds, ds.investigation",
@@ -202,6 +183,3 @@ def test_objects_the_user_may_not_read_are_left_out_alike() -> None:
             got = service.get(sid, query, ds)
             expected = dumps(rest_json.bean_json(service.profile, got, service.zone))
             assert service.get_json(sid, query, ds).encode("utf-8") == expected
-    finally:
-        with_rules.sock.close()
-        with_rules.stop()

@@ -13,6 +13,7 @@ zone give (issue 11: it used to answer through the Beans).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from collections.abc import Iterator
 from typing import Any
@@ -262,7 +263,10 @@ def test_value_answers_are_unchanged(service: IcatService, query: str) -> None:
     assert service.search_xml(sid, query) == expected
 
 
-def test_objects_the_user_may_not_read_are_left_out_alike() -> None:
+@contextlib.contextmanager
+def reader_with_some_rules() -> Iterator[tuple[IcatService, str]]:
+    """(service, reader's session) of a catalogue filled by :func:`fill` where the reader may
+    read Datasets, DatasetTypes and the Datafiles named ``*-1.nxs`` only."""
     with_rules = LocalCatalogue(ServeConfig())  # a new database has no rules
     try:
         service = with_rules.service
@@ -282,7 +286,14 @@ def test_objects_the_user_may_not_read_are_left_out_alike() -> None:
                 ),
             ],
         )
-        sid = service.login("simple", READER)
+        yield service, service.login("simple", READER)
+    finally:
+        with_rules.sock.close()
+        with_rules.stop()
+
+
+def test_objects_the_user_may_not_read_are_left_out_alike() -> None:
+    with reader_with_some_rules() as (service, sid):
         for query in (
             "SELECT ds FROM Dataset ds INCLUDE ds.datafiles, ds.investigation, ds.type",
             "SELECT df FROM Datafile df INCLUDE df.dataset ds, ds.investigation",
@@ -298,9 +309,6 @@ def test_objects_the_user_may_not_read_are_left_out_alike() -> None:
                 service.profile, got, "return", "ns2"
             )
             assert len(got["datafiles"]) == 1 and "investigation" not in got
-    finally:
-        with_rules.sock.close()
-        with_rules.stop()
 
 
 def test_a_server_in_berlin_answers_in_its_offset_of_the_day() -> None:

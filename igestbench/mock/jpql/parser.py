@@ -331,7 +331,7 @@ def _lark() -> Lark:
 #: 1,400-1,500 NOTs, 1,600 ANDs, and 14,460 items in an IN list. A chain of 20,000 ORs cost the
 #: local catalogue 17 s of SQLite planning and 120 MiB it kept (issue 18). Long IN lists are the
 #: way to ask for many values, and stay allowed (see lists.py).
-MAX_CONNECTIVES = 1000
+MAX_CONNECTIVES = 1500
 #: A string literal (skipped: its words are data), or one of the connectives.
 _CONNECTIVE = re.compile(r"'(?:[^']|'')*'|(?<![\w$.])(?:AND|OR|NOT)(?![\w$])", re.IGNORECASE)
 
