@@ -118,8 +118,8 @@ def test_void_answers_and_unserved_paths_carry_no_content_type(local: Local, nam
         path = f"/icat/entityManager?sessionId={quote(local.sid)}&entities={quote(entities)}"
         answer = local.send("DELETE", path)
     assert answer.status == record["status"]
-    assert header(record["headers"], "Content-Type") is None
-    assert answer.header("Content-Type") is None
+    for name_ in ("Content-Type", "Content-Length"):  # a 204 has neither, a 501 its length
+        assert answer.header(name_) == header(record["headers"], name_)
     assert answer.text == record["body"]
     assert answer.header("Access-Control-Allow-Origin") == "*"
 

@@ -285,8 +285,11 @@ class HttpProtocol(asyncio.Protocol):
         head = [f"HTTP/1.1 {response.status} {_REASONS.get(response.status, 'Unknown')}"]
         if response.content_type is not None:
             head.append(f"Content-Type: {response.content_type}")
-        # a HEAD answer has the headers of the GET answer, its Content-Length too, no body
-        head += [f"Content-Length: {len(response.body)}", "Server: sv7-local-catalogue"]
+        # a HEAD answer has the headers of the GET answer, its Content-Length too, no body;
+        # a 204 has no Content-Length at all (RFC 9110 8.6, and so ICAT's REST front answers)
+        if response.status != 204:
+            head.append(f"Content-Length: {len(response.body)}")
+        head.append("Server: sv7-local-catalogue")
         head += [f"{k}: {v}" for k, v in response.headers.items()]
         if close:
             head.append("Connection: close")
