@@ -25,7 +25,14 @@ from igestbench.icat import rest_json
 from igestbench.icat.beans import Bean
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.mock.service import IcatService
-from tests.test_row_xml import QUERIES, ROOT, VALUE_QUERIES, fill, reader_with_some_rules
+from tests.test_row_xml import (
+    GET_QUERIES,
+    QUERIES,
+    ROOT,
+    VALUE_QUERIES,
+    fill,
+    reader_with_some_rules,
+)
 
 JSON_QUERIES = [
     *QUERIES,
@@ -112,19 +119,7 @@ def test_search_answers_are_the_bean_encoding(service: IcatService, query: str) 
 
 
 @pytest.mark.parametrize(
-    ("entity", "query"),
-    [
-        ("Dataset", "Dataset"),
-        ("Dataset", "Dataset INCLUDE 1"),
-        ("Dataset", "Dataset INCLUDE Datafile, DatafileParameter"),
-        (
-            "Dataset",
-            "Dataset ds INCLUDE ds.datafiles df, df.parameters p, p.type, ds.investigation",
-        ),
-        ("Investigation", "Investigation i INCLUDE i.datasets ds, ds.datafiles, i.facility"),
-        ("ParameterType", "ParameterType"),
-        ("Facility", "Facility f INCLUDE f.parameterTypes"),
-    ],
+    ("entity", "query"), [*GET_QUERIES, ("Facility", "Facility f INCLUDE f.parameterTypes")]
 )
 def test_get_answers_are_the_bean_encoding(service: IcatService, entity: str, query: str) -> None:
     sid = service.login("simple", ROOT)

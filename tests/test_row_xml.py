@@ -201,20 +201,18 @@ def test_entity_answers_are_the_bean_encoding(service: IcatService, query: str) 
         assert expected.count("<return ") >= 1
 
 
-@pytest.mark.parametrize(
-    ("entity", "query"),
-    [
-        ("Dataset", "Dataset"),
-        ("Dataset", "Dataset INCLUDE 1"),
-        ("Dataset", "Dataset INCLUDE Datafile, DatafileParameter"),
-        (
-            "Dataset",
-            "Dataset ds INCLUDE ds.datafiles df, df.parameters p, p.type, ds.investigation",
-        ),
-        ("Investigation", "Investigation i INCLUDE i.datasets ds, ds.datafiles, i.facility"),
-        ("ParameterType", "ParameterType"),
-    ],
-)
+#: (entity, get query) pairs: every object of the entity is got with the query.
+GET_QUERIES = [
+    ("Dataset", "Dataset"),
+    ("Dataset", "Dataset INCLUDE 1"),
+    ("Dataset", "Dataset INCLUDE Datafile, DatafileParameter"),
+    ("Dataset", "Dataset ds INCLUDE ds.datafiles df, df.parameters p, p.type, ds.investigation"),
+    ("Investigation", "Investigation i INCLUDE i.datasets ds, ds.datafiles, i.facility"),
+    ("ParameterType", "ParameterType"),
+]
+
+
+@pytest.mark.parametrize(("entity", "query"), GET_QUERIES)
 def test_get_answers_are_the_bean_encoding(service: IcatService, entity: str, query: str) -> None:
     sid = service.login("simple", ROOT)
     for obj_id in service.search(sid, f"SELECT x.id FROM {entity} x").items:
