@@ -113,6 +113,13 @@ class ServeConfig:
     #: and answers in it, so reference data made on a CET server reads back the same.
     timezone: str = "UTC"
     knobs: FaultKnobs = field(default_factory=FaultKnobs)
+    #: Serve an ICAT Data Service under /ids/ (profile 6.2: ids.server 2.1.1's calls).
+    ids: bool = True
+    #: Where the IDS keeps its files; None: a temporary folder removed when the server stops.
+    ids_storage: str | None = None
+    #: Present the IDS as two-level with an emulated archive (archive/restore accepted, data
+    #: always ONLINE); False: single-level, as ids.server without archive storage.
+    ids_two_level: bool = True
 
     def __post_init__(self) -> None:
         if not is_loopback(self.host):
@@ -138,6 +145,8 @@ class ServeConfig:
             raise UsageError(f"--query-timeout {self.query_timeout_s:g}: must be positive")
         if self.max_elements <= 0:
             raise UsageError(f"--max-elements {self.max_elements}: must be positive")
+        if self.ids_storage is not None and Path(self.ids_storage).expanduser().is_file():
+            raise UsageError(f"--ids-storage {self.ids_storage}: a file, not a folder")
         self.zone  # noqa: B018 - validates the name now, before anything starts
 
     @property

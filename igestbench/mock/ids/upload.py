@@ -1,0 +1,191 @@
+"""The thread side of an IDS upload: bytes to a file in the storage's incoming folder.
+
+:class:`RawUpload` takes the body of ``PUT /ids/put`` as it is; :class:`FormUpload` reads the
+multipart form of ``POST /ids/put`` (ids.server's ``putAsPost``), keeps its small fields and
+streams its file part the same way (python-multipart's streaming parser). Both count the bytes
+and compute ids.server's checksum, the CRC-32 of the content, while writing; the file is synced
+to disk before the upload counts as complete, so a 201 means the bytes are on disk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from python_multipart import MultipartParser
+from python_multipart.multipart import parse_options_header
+
+#: The largest form field (sessionId, name, description …) of a POST put.
+MAX_FIELD = 64 * 1024
+#: The form fields ids.server's putAsPost knows.
+FORM_FIELDS = frozenset({
+    "sessionId", "name", "datafileFormatId", "datasetId", "description", "doi",
+    "datafileCreateTime", "datafileModTime", "wrap", "padding",
+})  # fmt: skip
+
+
+@dataclass
+class Upload:
+    """A complete upload: where its bytes are, how many, their CRC-32, and any form fields."""
+
+    path: Path | None
+    size: int = 0
+    crc32: int = 0
+    #: The form fields sent before the file part (POST put); empty for PUT.
+    fields: dict[str, str] = field(default_factory=dict)
+    #: The file part's file name (POST put), used when no ``name`` field was sent.
+    filename: str | None = None
+    #: Why the form was refused (a field ids.server does not know, no multipart body …).
+    refused: str | None = None
+
+
+class _FileWriter:
+    """Bytes to a file with their count and CRC-32; opened at the first byte, synced at the end."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.size = 0
+        self.crc = 0
+        self._file: BinaryIO | None = None
+
+    def write(self, data: bytes | memoryview) -> None:
+        if self._file is None:
+            self._file = self.path.open("wb")
+        self._file.write(data)
+        self.crc = zlib.crc32(data, self.crc)
+        self.size += len(data)
+
+    def close(self) -> None:
+        if self._file is None:
+            self._file = self.path.open("wb")  # an empty file is a file too
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+
+    def abort(self) -> None:
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                self._file.close()
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+
+
+class RawUpload:
+    """The body of PUT /ids/put, as it is."""
+
+    def __init__(self, path: Path) -> None:
+        self._writer = _FileWriter(path)
+
+    def write(self, chunk: bytes) -> None:
+        self._writer.write(chunk)
+
+    def close(self) -> Upload:
+        self._writer.close()
+        return Upload(self._writer.path, self._writer.size, self._writer.crc)
+
+    def abort(self) -> None:
+        self._writer.abort()
+
+
+class FormUpload:
+    """The multipart body of POST /ids/put: its fields, and its (first) file part to a file."""
+
+    def __init__(self, path: Path, content_type: str) -> None:
+        self._writer = _FileWriter(path)
+        self.fields: dict[str, str] = {}
+        self.before_file: dict[str, str] | None = None
+        self.filename: str | None = None
+        self.refused: str | None = None
+        self._headers: dict[bytes, bytes] = {}
+        self._name = b""
+        self._value = b""
+        self._field = b""
+        self._in_file = False
+        self._in_field = False
+        kind, options = parse_options_header(content_type)
+        boundary = options.get(b"boundary")
+        self._parser: MultipartParser | None = None
+        if kind != b"multipart/form-data" or not boundary:
+            self.refused = "Multipart content expected"  # ids.server's ServletException answer
+            return
+        self._parser = MultipartParser(
+            boundary,
+            {
+                "on_part_begin": self._part_begin,
+                "on_header_field": self._header_field,
+                "on_header_value": self._header_value,
+                "on_header_end": self._header_end,
+                "on_headers_finished": self._headers_finished,
+                "on_part_data": self._part_data,
+                "on_part_end": self._part_end,
+            },
+        )
+
+    def write(self, chunk: bytes) -> None:
+        if self._parser is not None and self.refused is None:
+            try:
+                self._parser.write(chunk)
+            except Exception:
+                self.refused = "Multipart content expected"
+
+    def close(self) -> Upload:
+        if self._parser is not None and self.refused is None:
+            with contextlib.suppress(Exception):
+                self._parser.finalize()
+        if self.before_file is None:  # no file part: ids.server answers nothing (204)
+            self._writer.abort()
+            return Upload(None, fields=self.fields, refused=self.refused)
+        self._writer.close()
+        return Upload(
+            self._writer.path, self._writer.size, self._writer.crc, self.before_file,
+            self.filename, self.refused,
+        )
+
+    def abort(self) -> None:
+        self._writer.abort()
+
+    # --- parser callbacks ------------------------------------------------------------------
+
+    def _part_begin(self) -> None:
+        self._headers = {}
+
+    def _header_field(self, data: bytes, start: int, end: int) -> None:
+        self._field += data[start:end]
+
+    def _header_value(self, data: bytes, start: int, end: int) -> None:
+        self._value += data[start:end]
+
+    def _header_end(self) -> None:
+        self._headers[self._field.strip().lower()] = self._value.strip()
+        self._field = self._value = b""
+
+    def _headers_finished(self) -> None:
+        _, options = parse_options_header(self._headers.get(b"content-disposition", b""))
+        self._name = options.get(b"name", b"")
+        filename = options.get(b"filename")
+        self._value = b""
+        self._in_file = filename is not None and self.before_file is None
+        self._in_field = filename is None
+        if self._in_file:
+            self.before_file = dict(self.fields)
+            self.filename = (filename or b"").decode("utf-8", "replace")
+
+    def _part_data(self, data: bytes, start: int, end: int) -> None:
+        if self._in_file:
+            self._writer.write(memoryview(data)[start:end])
+        elif self._in_field and len(self._value) < MAX_FIELD:
+            self._value += data[start:end]
+
+    def _part_end(self) -> None:
+        if self._in_field:
+            name = self._name.decode("utf-8", "replace")
+            if name not in FORM_FIELDS and self.before_file is None and self.refused is None:
+                # ids.server's message, its missing space included
+                self.refused = f"Form field {name}is not recognised"
+            self.fields[name] = self._value.decode("utf-8", "replace")
+        self._in_file = self._in_field = False
+        self._value = b""
