@@ -199,6 +199,8 @@ class RunConfig:
     batch_size: int = 100
     page_size: int = 100
     payload_bytes: int = 0
+    #: Sizes of the files the ids part uploads through the IDS (--cycles of each per client).
+    file_sizes: tuple[int, ...] = (1024, 1024**2, 100 * 1024**2)
     #: Highest demanded rate of the load sweep (requests/s) and seconds per step.
     max_rate: float = 200.0
     duration: float = 3.0
@@ -350,6 +352,9 @@ def load_run_config(
         # "local" names the built-in catalogue's runs; a run against a partner's catalogue that
         # took it too would merge with every other unnamed site into one row of the campaign
         options["site"] = default_site()
+    if options.get("target") is not None and "parts" not in options:
+        # a part that writes into the facility's storage runs there only when it is named
+        options["parts"] = tuple(p for p in PARTS if p not in run_options.NAMED_ONLY_PARTS)
     config = RunConfig(**options)
     need = "required" if config.target is not None else "local"
     logins = _logins(file, accounts, credentials_file, env, prompt, need, config.target)

@@ -45,9 +45,10 @@ FORMAT_VERSION = 2
 #: port every run, so sv7 merge keys that target by this name, not by its URL.
 BUILT_IN_TARGET = "built-in"
 
-#: The interfaces a figure may have measured (ICAT's SOAP and REST APIs), and the one a file
-#: written before REST was measured (no ``interface`` key) measured.
-INTERFACES = ("soap", "rest")
+#: The interfaces a figure may have measured (ICAT's SOAP and REST APIs, and its Data Service:
+#: the ids part's uploads and downloads), and the one a file written before REST was measured
+#: (no ``interface`` key) measured.
+INTERFACES = ("soap", "rest", "ids")
 DEFAULT_INTERFACE = "soap"
 
 #: The values of ``run.status``. A file stays "partial" from its first write until the run

@@ -13,4 +13,6 @@ UNIT_OPS: dict[str, tuple[str, ...]] = {
     "single-query": ("single-query/jpql", "single-query/concise", "single-query/get"),
     "burst": ("burst/create", "burst/createMany"),
     "multi-query": ("multi-query/whole/search", "multi-query/whole/fetch"),
+    # one file uploaded through the IDS (the ops carry its size: ids/put/1MiB …)
+    "ids": ("ids/put",),
 }

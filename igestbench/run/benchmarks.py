@@ -18,6 +18,7 @@ from igestbench.measure.stats import OpStats, merge_ops, summarize
 from igestbench.measure.timing import TimingRecord
 from igestbench.results.workloads import UNIT_OPS
 from igestbench.run.workers import WorkerRun
+from igestbench.workloads.ids_ingest import transfer_figures
 
 
 def _merge_checks(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -26,6 +27,11 @@ def _merge_checks(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
         for key, value in checks.items():
             if isinstance(value, int) and not key.endswith("_size") and key in merged:
                 merged[key] += value
+            elif key == "transfers" and key in merged:  # per op: files, bytes, ns — added
+                for op, moved in value.items():
+                    into = merged[key].setdefault(op, {k: 0 for k in moved})
+                    for k, n in moved.items():
+                        into[k] = into.get(k, 0) + n
             else:
                 merged.setdefault(key, value)
     return merged
@@ -80,10 +86,16 @@ def benchmark_entry(
     cold_calls: int = 1,
 ) -> dict[str, Any]:
     ops, after_outage = _ops(run, cold_calls)
-    units = sum(ops[o].ok for o in UNIT_OPS[workload] if o in ops)
+    # an op counts when it is a unit op or one of its kinds (ids/put/1MiB of ids/put)
+    units = sum(
+        stats.ok for o, stats in ops.items()
+        if any(o == u or o.startswith(u + "/") for u in UNIT_OPS[workload])
+        and (workload == "ids" or o in UNIT_OPS[workload])
+    )  # fmt: skip
     problems = [p for o in run.outcomes for p in o.problems]
     problems += [f"worker {o.index}: {o.error}" for o in run.outcomes if o.error]
-    return {
+    checks = _merge_checks([o.checks for o in sorted(run.outcomes, key=lambda o: o.index)])
+    entry: dict[str, Any] = {
         "workload": workload,
         "flavour": flavour,
         "concurrency": concurrency,
@@ -94,6 +106,9 @@ def benchmark_entry(
             op: finite({**stats.to_dict(), "after_outage_ms": after_outage.get(op, [])})
             for op, stats in sorted(ops.items())
         },
-        "checks": _merge_checks([o.checks for o in sorted(run.outcomes, key=lambda o: o.index)]),
+        "checks": checks,
         "problems": problems,
     }
+    if "transfers" in checks:  # the ids part: files/s and MB/s per operation and size
+        entry["transfers"] = transfer_figures(checks["transfers"], concurrency)
+    return entry

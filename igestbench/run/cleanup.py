@@ -21,6 +21,7 @@ from igestbench.icat.query import Condition, Query
 from igestbench.workloads import CatalogueIdentity, Journal, RunTag, cleanup
 from igestbench.workloads.journal import JournalLock, journal_path_for
 from igestbench.workloads.ownership import count_left
+from igestbench.workloads.stored_files import clean_stored_files
 
 if TYPE_CHECKING:
     from igestbench.run.runner import Target
@@ -38,6 +39,9 @@ class RunJournal:
         self.already_gone = 0
         #: journaled objects that proved not to be the run's (left alone), as "Entity id"
         self.foreign: list[str] = []
+        #: files removed from the IDS's storage, and those that could not be (with why)
+        self.files_deleted = 0
+        self.files_left: list[str] = []
 
     def start(self, target: Target, api_version: str) -> None:
         """Write the first line: call it before the run creates anything."""
@@ -56,8 +60,14 @@ class RunJournal:
             raise
         return catalogue
 
-    def _clean(self, catalogue: Catalogue) -> Journal:
+    def _clean(self, catalogue: Catalogue, target: Target) -> Journal:
         journal = Journal.load(self.path)
+        # the files stored through the IDS first: the catalogue's cleanup removes the
+        # Datafiles, after which the IDS could no longer find their files
+        stored = clean_stored_files(catalogue, target.client, journal)
+        if stored is not None:
+            self.files_deleted += stored.deleted
+            self.files_left += stored.left
         report = cleanup(catalogue, journal)
         self.deleted += report.deleted
         self.already_gone += report.already_gone
@@ -70,7 +80,7 @@ class RunJournal:
             return
         catalogue = self._login(target)
         try:
-            journal = self._clean(catalogue)
+            journal = self._clean(catalogue, target)
             if not self.foreign and count_left(catalogue, journal.facilities) == 0:
                 Journal(self.path).mark_cleaned()  # no worker is running now
         finally:
@@ -89,7 +99,7 @@ class RunJournal:
                        "error": str(exc)}  # fmt: skip
             return self._keep(section)
         try:
-            self._clean(catalogue)
+            self._clean(catalogue, target)
             query = Query("Facility").where({"name": Condition("LIKE", self.tag.name + "%")})
             (left,) = catalogue.search(query.count())
             section = {"deleted": self.deleted, "already_gone": self.already_gone,
@@ -100,9 +110,12 @@ class RunJournal:
         finally:
             catalogue.close()
         self.lock.release()
+        if self.files_deleted or self.files_left:
+            section["files_deleted"] = self.files_deleted
+            section["files_left"] = self.files_left
         if self.foreign:
             section["foreign"] = self.foreign
-        if section["left"] == 0 and not self.foreign:
+        if section["left"] == 0 and not self.foreign and not self.files_left:
             self.path.unlink(missing_ok=True)
             section["journal"] = None
             return section

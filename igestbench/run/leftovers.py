@@ -20,6 +20,7 @@ from igestbench.errors import Sv7Error, UsageError
 from igestbench.icat.credentials import Credentials
 from igestbench.icat.endpoint import endpoint_of
 from igestbench.workloads import Journal, cleanup
+from igestbench.workloads.stored_files import clean_stored_files, remove_local_storage
 from igestbench.workloads.journal import JOURNAL_SUFFIX, JournalLock
 from igestbench.workloads.ownership import count_left
 
@@ -94,11 +95,14 @@ def _clean_locked(
     outcome = Outcome(path)
     journal = Journal.load(path)
     if journal.catalogue is not None and journal.catalogue.local and target is None:
+        removed = remove_local_storage(journal)
         path.unlink()
         outcome.lines.append(
             f"{path}: the run used its built-in catalogue, which stopped with it; nothing left "
             "to clean up, journal removed"
         )
+        if removed is not None:
+            outcome.lines.append(f"{path}: its IDS storage {removed} removed")
         outcome.complete = True
         return outcome
     url = _url(journal, path, target)
@@ -107,6 +111,7 @@ def _clean_locked(
     try:
         _check_server(journal, path, catalogue)
         catalogue.login(credentials.authenticator, credentials.as_login())
+        stored = clean_stored_files(catalogue, config, journal)  # before its Datafiles go
         report = cleanup(catalogue, journal)
         left = count_left(catalogue, journal.facilities)
         catalogue.logout()
@@ -120,9 +125,13 @@ def _clean_locked(
             f"{path}: {len(report.foreign)} journaled object(s) exist but no longer belong to "
             f"the run (not below its Facility); left alone: {report.describe_foreign()}"
         )
+    if stored is not None:
+        outcome.lines.append(f"{path}: deleted {stored.deleted} files through the IDS")
+        if stored.left:
+            outcome.lines.append(f"{path}: files left in the IDS: {', '.join(stored.left[:5])}")
     if left:
         outcome.lines.append(f"{path}: {left} of the run's Facilities are still there")
-    if report.foreign or left:
+    if report.foreign or left or (stored is not None and stored.left):
         outcome.lines.append(f"{path}: journal kept (not everything was cleaned up)")
         return outcome
     path.unlink()

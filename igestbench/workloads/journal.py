@@ -11,6 +11,8 @@ The lines, in the order they are written::
 
     {"journal": 2, "run": "sv7-elettra-…", "catalogue": {"url": …, "api_version": …, "local": …}}
     {"facility": "sv7-elettra-…-full-cycle-zeep-c1-w0"}   # before anything below it is created
+    {"data_service": "https://…/ids"}                     # before a file is stored through it
+                                           # (+ "storage": its folder, for the built-in one)
     {"entity": "Datafile", "id": 4711}                     # one per created object
     {"cleaned": true}                                      # all above is cleaned up
 
@@ -169,6 +171,11 @@ class Journal:
         self.catalogue: CatalogueIdentity | None = None
         self._facilities: list[str] = []
         self._entries: list[tuple[str, int]] = []
+        #: the ICAT Data Service the run stored files through (None: it stored none)
+        self.data_service: str | None = None
+        #: the built-in catalogue's IDS storage folder (it dies with a killed run; sv7 cleanup
+        #: removes it)
+        self.data_storage: str | None = None
         if facility is not None:
             self.name_facility(facility)
 
@@ -193,6 +200,16 @@ class Journal:
         self._facilities.append(name)
         if self.path is not None:
             _append(self.path, [{"facility": name}])
+
+    def name_data_service(self, url: str, storage: str | None = None) -> None:
+        """Record the IDS the run stores files through (and, for the built-in catalogue's, its
+        storage folder): call it before the first upload."""
+        self.data_service, self.data_storage = url, storage
+        line: dict[str, str] = {"data_service": url}
+        if storage is not None:
+            line["storage"] = storage
+        if self.path is not None:
+            _append(self.path, [line])
 
     def add(self, entity: str, obj_id: int) -> None:
         self.add_many(entity, [obj_id])
@@ -257,6 +274,10 @@ class Journal:
             self.catalogue = CatalogueIdentity.from_dict(entry["catalogue"])
         elif "facility" in entry:
             self._facilities.append(str(entry["facility"]))
+        elif "data_service" in entry:
+            self.data_service = str(entry["data_service"])
+            storage = entry.get("storage")
+            self.data_storage = str(storage) if storage is not None else None
         elif "cleaned" in entry:
             self._entries.clear()
             self._facilities.clear()

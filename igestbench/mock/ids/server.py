@@ -66,10 +66,11 @@ class LocalIds:
             return None
         target = self.storage.new_upload()
         consumer: Consumer
+        durable = not self.temporary  # a kept storage syncs each file before answering
         if method == "PUT":
-            consumer = RawUpload(target)
+            consumer = RawUpload(target, durable)
         else:
-            consumer = FormUpload(target, headers.get("content-type", ""))
+            consumer = FormUpload(target, headers.get("content-type", ""), durable)
         return ThreadSink(consumer, self.io, asyncio.get_running_loop())
 
     def handle(self, request: Request, workers: RequestWorkers) -> Awaitable[Response]:

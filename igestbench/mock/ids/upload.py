@@ -3,8 +3,10 @@
 :class:`RawUpload` takes the body of ``PUT /ids/put`` as it is; :class:`FormUpload` reads the
 multipart form of ``POST /ids/put`` (ids.server's ``putAsPost``), keeps its small fields and
 streams its file part the same way (python-multipart's streaming parser). Both count the bytes
-and compute ids.server's checksum, the CRC-32 of the content, while writing; the file is synced
-to disk before the upload counts as complete, so a 201 means the bytes are on disk.
+and compute ids.server's checksum, the CRC-32 of the content, while writing. In a storage that
+is kept (``--ids-storage``) the file is synced to disk before the upload counts as complete, so
+a 201 means the bytes are on disk; a temporary storage skips that, as the catalogue's temporary
+database does (nothing in it outlives the server).
 """
 
 from __future__ import annotations
@@ -46,8 +48,9 @@ class Upload:
 class _FileWriter:
     """Bytes to a file with their count and CRC-32; opened at the first byte, synced at the end."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, durable: bool) -> None:
         self.path = path
+        self.durable = durable
         self.size = 0
         self.crc = 0
         self._file: BinaryIO | None = None
@@ -63,7 +66,8 @@ class _FileWriter:
         if self._file is None:
             self._file = self.path.open("wb")  # an empty file is a file too
         self._file.flush()
-        os.fsync(self._file.fileno())
+        if self.durable:
+            os.fsync(self._file.fileno())
         self._file.close()
 
     def abort(self) -> None:
@@ -77,8 +81,8 @@ class _FileWriter:
 class RawUpload:
     """The body of PUT /ids/put, as it is."""
 
-    def __init__(self, path: Path) -> None:
-        self._writer = _FileWriter(path)
+    def __init__(self, path: Path, durable: bool = True) -> None:
+        self._writer = _FileWriter(path, durable)
 
     def write(self, chunk: bytes) -> None:
         self._writer.write(chunk)
@@ -94,8 +98,8 @@ class RawUpload:
 class FormUpload:
     """The multipart body of POST /ids/put: its fields, and its (first) file part to a file."""
 
-    def __init__(self, path: Path, content_type: str) -> None:
-        self._writer = _FileWriter(path)
+    def __init__(self, path: Path, content_type: str, durable: bool = True) -> None:
+        self._writer = _FileWriter(path, durable)
         self.fields: dict[str, str] = {}
         self.before_file: dict[str, str] | None = None
         self.filename: str | None = None
