@@ -76,15 +76,22 @@ class Ids:
         )
         return ds, fmt
 
-    def put(self, sid: str, ds: int, fmt: int, data: Any, name: str = "f.nxs", **more: Any) -> requests.Response:
+    def put(
+        self, sid: str, ds: int, fmt: int, data: Any, name: str = "f.nxs", **more: Any
+    ) -> requests.Response:
         params = {"sessionId": sid, "name": name, "datasetId": ds, "datafileFormatId": fmt, **more}
         return requests.put(
             self.base + "put", params=params, data=data,
             headers={"Content-Type": "application/octet-stream"}, timeout=30,
         )  # fmt: skip
 
-    def get(self, path: str, headers: dict[str, str] | None = None, **params: Any) -> requests.Response:
+    def get(
+        self, path: str, headers: dict[str, str] | None = None, **params: Any
+    ) -> requests.Response:
         return requests.get(self.base + path, params=params, headers=headers, timeout=30)
+
+    def delete(self, **params: Any) -> requests.Response:
+        return requests.delete(self.base + "delete", params=params, timeout=10)
 
     def post(self, path: str, **form: Any) -> requests.Response:
         return requests.post(self.base + path, data=form, timeout=30)
@@ -184,7 +191,7 @@ def test_reader_may_get_only_what_rules_let_it_read(ids: Ids) -> None:
     assert ids.get("getData", sessionId=reader, datafileIds=df).content == b"secret"
     # READ is not CREATE: the reader still may not put, nor delete
     assert ids.put(reader, ds, fmt, b"x", name="r").status_code == 403
-    r = requests.delete(ids.base + "delete", params={"sessionId": reader, "datafileIds": df}, timeout=10)
+    r = ids.delete(sessionId=reader, datafileIds=df)
     assert error(r)[:2] == (403, "InsufficientPrivilegesException")
 
 
@@ -272,13 +279,14 @@ def test_delete_removes_file_and_datafile_but_waits_for_no_download(ids: Ids) ->
     with requests.get(ids.base + "getData", params={"sessionId": root, "datafileIds": df},
                       stream=True, timeout=30) as download:  # fmt: skip
         first = download.raw.read(1024)
-        r = requests.delete(ids.base + "delete", params={"sessionId": root, "datafileIds": df}, timeout=10)
+        r = ids.delete(sessionId=root, datafileIds=df)
         assert error(r) == (503, "DataNotOnlineException", "Data is busy")
         assert first + download.raw.read() == big
     deadline = time.monotonic() + 5
-    while ids.get("getServiceStatus", sessionId=root).json()["lockCount"] and time.monotonic() < deadline:
+    while ids.get("getServiceStatus", sessionId=root).json()["lockCount"]:
+        assert time.monotonic() < deadline, "the download's lock was never released"
         time.sleep(0.05)
-    r = requests.delete(ids.base + "delete", params={"sessionId": root, "datafileIds": df}, timeout=10)
+    r = ids.delete(sessionId=root, datafileIds=df)
     assert r.status_code == 204 and r.content == b""
     assert ids.search(root, f"SELECT df FROM Datafile df WHERE df.id = {df}") == []
     assert ids.cat.ids.storage.files() == []  # type: ignore[union-attr]
@@ -317,11 +325,13 @@ def test_put_as_post_takes_a_multipart_form(ids: Ids) -> None:
     root = ids.login()
     ds, fmt = ids.dataset(root)
     form = {"sessionId": root, "datasetId": str(ds), "datafileFormatId": str(fmt)}
-    r = requests.post(ids.base + "put", data=form, files={"file": ("up.dat", b"form bytes")}, timeout=10)
+    r = requests.post(ids.base + "put", data=form, files={"file": ("up.dat", b"form bytes")},
+                      timeout=10)  # fmt: skip
     assert r.status_code == 201, r.text
     df = r.json()
     assert df["size"] == 10 and df["checksum"] == zlib.crc32(b"form bytes")
-    assert ids.search(root, f"SELECT df.name FROM Datafile df WHERE df.id = {df['id']}") == ["up.dat"]
+    names = ids.search(root, f"SELECT df.name FROM Datafile df WHERE df.id = {df['id']}")
+    assert names == ["up.dat"]
     r = requests.post(ids.base + "put", data={**form, "bogus": "1"},
                       files={"file": ("x", b"x")}, timeout=10)  # fmt: skip
     assert error(r) == (400, "BadRequestException", "Form field bogusis not recognised")
@@ -344,14 +354,15 @@ def test_single_level_refuses_archive_as_ids_server(single_level: Ids) -> None:
     for call in ("archive", "restore", "write"):
         r = ids.post(call, sessionId=root, datasetIds=ds)
         assert error(r) == (
-            501, "NotImplementedException", "This operation is unavailable for single level storage",
+            501, "NotImplementedException",
+            "This operation is unavailable for single level storage",
         ), call  # fmt: skip
     assert ids.post("reset", sessionId=root, datasetIds=ds).status_code == 204
 
 
 def test_a_location_outside_the_storage_is_never_read(ids: Ids) -> None:
     root = ids.login()
-    ds, fmt = ids.dataset(root)
+    ds, _ = ids.dataset(root)
     (df,) = ids.write(root, [{"Datafile": {
         "name": "evil", "location": "../../../../etc/passwd", "dataset": {"id": ds},
     }}])  # fmt: skip

@@ -71,6 +71,12 @@ class Stored:
     location: str = ""
 
 
+class Writable(Protocol):
+    """Where a download goes: a file opened for writing, or anything that takes bytes."""
+
+    def write(self, data: bytes, /) -> int: ...
+
+
 class DataService(Protocol):
     """One client of one IDS, calling with the session of a logged-in catalogue client."""
 
@@ -82,7 +88,7 @@ class DataService(Protocol):
 
     def put(self, path: Path, name: str, dataset_id: int, format_id: int) -> Stored: ...
 
-    def get_data(self, datafile_ids: Sequence[int], out: BinaryIO, expected: int) -> int:
+    def get_data(self, datafile_ids: Sequence[int], out: Writable, expected: int) -> int:
         """Write the data (one file as it is, several zipped) to ``out``; the bytes written.
         ``expected`` (bytes) sets the deadline of the transfer."""
 
@@ -196,7 +202,7 @@ class LeanDataService:
             )
         return Stored(int(stored["id"]), int(stored["checksum"]), size, str(stored["location"]))
 
-    def get_data(self, datafile_ids: Sequence[int], out: BinaryIO, expected: int) -> int:
+    def get_data(self, datafile_ids: Sequence[int], out: Writable, expected: int) -> int:
         url = self.url + "getData"
         deadline = Deadline(self.config, expected, url)
         params = {"session": True, "datafileIds": ",".join(map(str, datafile_ids))}
@@ -237,7 +243,7 @@ class _Body:
 def connect_data_service(
     config: ClientConfig, url: str, catalogue: Any, flavour: str = "lean"
 ) -> DataService:
-    """A client of the IDS at ``url`` using ``catalogue``'s session (``lean`` or ``python-icat``)."""
+    """A client of the IDS at ``url`` with ``catalogue``'s session (``lean``, ``python-icat``)."""
 
     def session() -> str:
         return shared_session(catalogue)

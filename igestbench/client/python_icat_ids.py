@@ -13,13 +13,13 @@ import functools
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import icat.exception
 from icat.ids import DataSelection, IDSClient
 
 from igestbench.client.base import ClientConfig
-from igestbench.client.data_service import BLOCK, Deadline, IdsFault, Stored
+from igestbench.client.data_service import BLOCK, Deadline, IdsFault, Stored, Writable
 from igestbench.client.transport import (
     TransportFailure,
     redact,
@@ -55,7 +55,8 @@ class PythonIcatDataService:
                     raise IdsFault("ChecksumMismatch", redact(str(exc), sid)) from None
                 except icat.exception.IDSError as exc:
                     code = type(exc).__name__.replace("IDS", "", 1).replace("Error", "Exception")
-                    raise IdsFault(code, redact(str(exc), sid), getattr(exc, "status", None)) from None
+                    status = getattr(exc, "status", None)
+                    raise IdsFault(code, redact(str(exc), sid), status) from None
         except TransportFailure as exc:
             raise TransportFailure(exc.cause, url, redact(exc.detail, sid), exc.status) from None
 
@@ -82,7 +83,7 @@ class PythonIcatDataService:
             new_id = self._client.put(source, name, dataset_id, format_id)
         return Stored(int(new_id), crc, size)
 
-    def get_data(self, datafile_ids: Sequence[int], out: BinaryIO, expected: int) -> int:
+    def get_data(self, datafile_ids: Sequence[int], out: Writable, expected: int) -> int:
         self._session()
         deadline = Deadline(self.config, expected, self.url + "getData")
         selection = DataSelection({"datafileIds": list(datafile_ids)})

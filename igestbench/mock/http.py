@@ -96,7 +96,7 @@ class BodySink(Protocol):
 
 
 class BodyStream(Protocol):
-    """An answer body sent as it is produced (see :class:`~igestbench.mock.http_stream.ThreadStream`)."""
+    """An answer body sent as it is produced (see mock/http_stream.py's ThreadStream)."""
 
     async def next_chunk(self) -> bytes | None: ...
 

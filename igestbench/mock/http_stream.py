@@ -3,11 +3,12 @@
 Two bridges, one per direction, each with flow control so that neither side can make the other
 hold more than a few MiB:
 
-* :class:`ThreadSink` — a request body on its way to disk. The event loop :meth:`~ThreadSink.feed`\\ s
-  each chunk as it arrives; a thread of its own hands the chunks to a :class:`Consumer` (which
-  writes them to a file, parses a multipart form …). When more than ``high_water`` bytes wait,
-  ``feed`` says so and the HTTP layer stops reading the socket until the thread has caught up
-  (``on_drain``): a client faster than the disk is slowed by TCP, not buffered.
+* :class:`ThreadSink` — a request body on its way to disk. The event loop feeds
+  (:meth:`~ThreadSink.feed`) each chunk as it arrives; a thread of its own hands the chunks to
+  a :class:`Consumer` (which writes them to a file, parses a multipart form …). When more
+  than ``high_water`` bytes wait, ``feed`` says so and the HTTP layer stops reading the
+  socket until the thread has caught up (``on_drain``): a client faster than the disk is
+  slowed by TCP, not buffered.
 * :class:`ThreadStream` — an answer produced in a thread (a file read in blocks, a zip being
   written) that the event loop sends as it comes. The producer blocks once ``max_chunks``
   chunks wait; the loop takes them as the socket accepts them (the HTTP layer honours

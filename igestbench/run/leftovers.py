@@ -20,9 +20,9 @@ from igestbench.errors import Sv7Error, UsageError
 from igestbench.icat.credentials import Credentials
 from igestbench.icat.endpoint import endpoint_of
 from igestbench.workloads import Journal, cleanup
-from igestbench.workloads.stored_files import clean_stored_files, remove_local_storage
 from igestbench.workloads.journal import JOURNAL_SUFFIX, JournalLock
 from igestbench.workloads.ownership import count_left
+from igestbench.workloads.stored_files import clean_stored_files, remove_local_storage
 
 
 class ForeignJournal(Sv7Error):

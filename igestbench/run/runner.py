@@ -35,13 +35,13 @@ from igestbench.results.workloads import UNIT_OPS
 from igestbench.run import interfaces
 from igestbench.run.benchmarks import benchmark_entry
 from igestbench.run.cleanup import RunJournal
+from igestbench.run.data_service import IdsProbe, probe_ids
 from igestbench.run.outage import OutageNotes, describe, merge_outages
 from igestbench.run.probe import host_facts, probe
 from igestbench.run.progress import Progress
 from igestbench.run.stopping import StopState, stop_signals
 from igestbench.run.thresholds import evaluate, parse_threshold
 from igestbench.run.workers import WORKLOADS, WorkerSpec, run_workers
-from igestbench.run.data_service import IdsProbe, probe_ids
 from igestbench.workloads import RunTag
 from igestbench.workloads.ids_ingest import Payload, make_payloads, size_label
 

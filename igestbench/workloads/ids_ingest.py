@@ -151,7 +151,8 @@ def run_ids_ingest(
             except (IdsFault, TransportFailure, IcatError):
                 continue  # recorded as a failed call
             ctx.journal.add("Datafile", answer.id)
-            transfers.setdefault(op, _Transfer()).add(payload.size, time.perf_counter_ns() - started)
+            took = time.perf_counter_ns() - started
+            transfers.setdefault(op, _Transfer()).add(payload.size, took)
             stored.append((answer.id, payload))
     problems = _check_catalogue(ctx, stored)
     downloaded = identical = 0

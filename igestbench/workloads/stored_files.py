@@ -50,8 +50,9 @@ def stored_datafiles(catalogue: Catalogue, facilities: Sequence[str]) -> list[in
     ids: list[int] = []
     names = list(dict.fromkeys(facilities))
     for start in range(0, len(names), _FACILITIES_PER_SEARCH):
+        some = names[start : start + _FACILITIES_PER_SEARCH]
         query = Query("Datafile").select("id").where({
-            "dataset.investigation.facility.name": Condition("IN", names[start : start + _FACILITIES_PER_SEARCH]),
+            "dataset.investigation.facility.name": Condition("IN", some),
             "location": Condition("IS NOT NULL"),
             "createId": Condition("=", user),
         })  # fmt: skip

@@ -62,7 +62,9 @@ class InsufficientStorageException(IdsError):
 
 
 #: What ids.server's NotFoundExceptionMapper answers a path it does not serve (501).
-NOT_SERVED_BODY = b'{"code":"NOT_IMPLEMENTED","message":"Operation not implemented by this IDS server."}'
+NOT_SERVED_BODY = (
+    b'{"code":"NOT_IMPLEMENTED","message":"Operation not implemented by this IDS server."}'
+)
 
 
 def from_icat(exc: IcatError, other: str = "type") -> IdsError:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
@@ -118,7 +118,8 @@ class IdsFront:
             return Response(501, NOT_SERVED_BODY, JSON, headers=dict(CORS))
         method = "GET" if request.method == "HEAD" else request.method
         if request.method == "OPTIONS":
-            allow = ", ".join(sorted({*methods, "OPTIONS"} | ({"HEAD"} if "GET" in methods else set())))
+            allowed = {*methods, "OPTIONS"} | ({"HEAD"} if "GET" in methods else set())
+            allow = ", ".join(sorted(allowed))
             return Response(200, b"", None, headers={"Allow": allow, **CORS})
         route = methods.get(method)
         try:
@@ -239,7 +240,7 @@ class IdsFront:
         return self._store(call, fields, wrap, padding)
 
     def _store(
-        self, call: Call, params: dict[str, str | None], wrap: bool, padding: bool
+        self, call: Call, params: Mapping[str, str | None], wrap: bool, padding: bool
     ) -> Response:
         if call.failure is not None:
             raise InternalException(f"class java.io.IOException {call.failure}")
@@ -259,7 +260,9 @@ class IdsFront:
 
 
 def _unsupported() -> InternalException:
-    return InternalException("class jakarta.ws.rs.NotSupportedException HTTP 415 Unsupported Media Type")
+    return InternalException(
+        "class jakarta.ws.rs.NotSupportedException HTTP 415 Unsupported Media Type"
+    )
 
 
 def _form(call: Call) -> Params:

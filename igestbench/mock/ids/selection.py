@@ -226,7 +226,9 @@ class Selector:
             return  # ids.server: an investigation the user cannot see selects nothing
         inv_name, visit_id, facility_id, facility_name = rows[0]
         found = self._search(
-            sid, f"SELECT ds.id, ds.name, ds.location FROM Dataset ds WHERE ds.investigation.id = {invid}"
+            sid,
+            "SELECT ds.id, ds.name, ds.location FROM Dataset ds "
+            f"WHERE ds.investigation.id = {invid}",
         )
         for dsid, name, location in found:
             datasets[dsid] = DsInfo(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +49,8 @@ from igestbench.mock.service import IcatService
 #: The ids.server release whose behaviour this follows (the one that pairs with icat.server 6).
 IDS_VERSION = "2.1.1"
 _READER = READER
+#: How ids.server names an ICAT fault in its messages (the SOAP client's exception class).
+_ICAT_EXCEPTION = "class org.icatproject.IcatException_Exception"
 _SINGLE_LEVEL = "This operation is unavailable for single level storage"
 #: Wrapping of put's answer for the old GWT TopCAT (putAsPost's ``wrap`` and ``padding``).
 WRAP_PREFIX = "<html><script type=\"text/javascript\">window.name='"
@@ -101,10 +104,8 @@ class IdsService:
             user = self.catalogue.get_user_name(sid)
         except IcatError as exc:
             if exc.fault_type is IcatExceptionType.SESSION:
-                raise InsufficientPrivilegesException(
-                    f"class org.icatproject.IcatException_Exception {exc.message}"
-                ) from None
-            raise InternalException(f"class org.icatproject.IcatException_Exception {exc.message}") from None
+                raise InsufficientPrivilegesException(f"{_ICAT_EXCEPTION} {exc.message}") from None
+            raise InternalException(f"{_ICAT_EXCEPTION} {exc.message}") from None
         if not self.catalogue.authz.is_root(user):
             raise InsufficientPrivilegesException(
                 f"{user} is not included in the ids rootUserNames set."
@@ -142,7 +143,9 @@ class IdsService:
         self._prepared(prepared_id)
         return "true"  # everything is in the main storage: prepared at once
 
-    def datafile_ids(self, prepared_id: str | None, sid: str | None, ids: dict[str, str | None]) -> str:
+    def datafile_ids(
+        self, prepared_id: str | None, sid: str | None, ids: dict[str, str | None]
+    ) -> str:
         if prepared_id is not None:
             p = self._prepared(prepared_id)
             return _dumps({
@@ -186,7 +189,7 @@ class IdsService:
                 else:
                     items = self.catalogue.search(sid, query).items
             except IcatError as exc:
-                raise InternalException(f"class org.icatproject.IcatException_Exception {exc.message}") from None
+                raise InternalException(f"{_ICAT_EXCEPTION} {exc.message}") from None
             total += int(items[0] or 0) if items else 0
         return total
 
@@ -291,7 +294,8 @@ class IdsService:
         ids = [f.id for f in files]
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
-            query = f"SELECT COUNT(df) FROM Datafile df WHERE df.id IN ({','.join(map(str, chunk))})"
+            listed = ",".join(map(str, chunk))
+            query = f"SELECT COUNT(df) FROM Datafile df WHERE df.id IN ({listed})"
             items = self.catalogue.reader.search(_READER, query, None).items
             if int(items[0]) != len(chunk):
                 raise NotFoundException("One of the datafiles requested has been deleted")
@@ -309,18 +313,20 @@ class IdsService:
                 # a file another Datafile still points at stays (ids.server's LIKE 'loc%')
                 pattern = df.location.replace("'", "''")
                 query = f"SELECT COUNT(df) FROM Datafile df WHERE df.location LIKE '{pattern}%'"
-                if int(self.catalogue.reader.search(_READER, query, None).items[0]) == 0:
-                    if self.storage.exists(df.location):
-                        self.storage.delete(df.location)
+                shared = int(self.catalogue.reader.search(_READER, query, None).items[0])
+                if shared == 0 and self.storage.exists(df.location):
+                    self.storage.delete(df.location)
 
-    def put(self, upload: Upload, params: dict[str, str | None], wrap: bool = False) -> tuple[int, str]:
+    def put(
+        self, upload: Upload, params: Mapping[str, str | None], wrap: bool = False
+    ) -> tuple[int, str]:
         """Store an upload and register its Datafile; (201, ids.server's JSON answer)."""
         sid = validate_uuid("sessionId", params.get("sessionId"))
         name = params.get("name")
         if name is None:
             raise BadRequestException("The name parameter must be set")
-        format_id = _long(params, "datafileFormatId", required=True)
-        dataset_id = _long(params, "datasetId", required=True)
+        format_id = _required_long(params, "datafileFormatId")
+        dataset_id = _required_long(params, "datasetId")
         create_time = _long(params, "datafileCreateTime")
         mod_time = _long(params, "datafileModTime")
         try:
@@ -333,13 +339,16 @@ class IdsService:
             location = self.storage.commit(upload.path, info.inv_id, info.id)
             try:
                 df_id = self._register(
-                    sid, name, format_id, location, upload, dataset_id, params, create_time, mod_time
-                )
+                    sid, name, format_id, location, upload, dataset_id, params,
+                    create_time, mod_time,
+                )  # fmt: skip
             except BaseException:
                 self.storage.delete(location)
                 raise
         escaped = location.replace("\\", "\\\\").replace("'", "\\'")
-        body = _dumps({"id": df_id, "checksum": upload.crc32, "location": escaped, "size": upload.size})
+        body = _dumps(
+            {"id": df_id, "checksum": upload.crc32, "location": escaped, "size": upload.size}
+        )
         return 201, (WRAP_PREFIX + body + WRAP_SUFFIX) if wrap else body
 
     def _register(
@@ -350,7 +359,7 @@ class IdsService:
         location: str,
         upload: Upload,
         dataset_id: int,
-        params: dict[str, str | None],
+        params: Mapping[str, str | None],
         create_time: int | None,
         mod_time: int | None,
     ) -> int:
@@ -380,11 +389,17 @@ class IdsService:
             raise from_icat(exc) from None
 
 
-def _long(params: dict[str, str | None], name: str, required: bool = False) -> int | None:
+def _required_long(params: Mapping[str, str | None], name: str) -> int:
+    value = _long(params, name)
+    if value is None:
+        raise BadRequestException(f"The {name} parameter must be set")
+    return value
+
+
+def _long(params: Mapping[str, str | None], name: str) -> int | None:
+    """A Java long parameter (``Long.parseLong``): None when absent, BadRequest when no long."""
     text = params.get(name)
     if text is None:
-        if required:
-            raise BadRequestException(f"The {name} parameter must be set")
         return None
     try:
         value = int(text, 10)

@@ -83,6 +83,9 @@ class _Collector:
             self.emit(bytes(self.buffer))
             self.buffer.clear()
 
+    def close(self) -> None:
+        self.flush()
+
 
 @dataclass(frozen=True)
 class FileAnswer:
