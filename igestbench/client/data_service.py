@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import time
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +39,7 @@ from igestbench.client.transport import (
     timeouts,
     transport_errors,
 )
+from igestbench.crc import crc32
 from igestbench.errors import Sv7Error, UsageError
 from igestbench.icat.endpoint import endpoint_of
 
@@ -235,7 +235,7 @@ class _Body:
 
     def __iter__(self) -> Iterator[bytes]:
         while block := self.source.read(BLOCK):
-            self.crc = zlib.crc32(block, self.crc)
+            self.crc = crc32(block, self.crc)
             yield block
             self.deadline.check()
 

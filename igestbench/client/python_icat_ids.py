@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from igestbench.client.transport import (
     ssl_context,
     transport_errors,
 )
+from igestbench.crc import crc32
 
 
 class PythonIcatDataService:
@@ -78,7 +78,7 @@ class PythonIcatDataService:
         crc = 0
         with path.open("rb") as source:
             while block := source.read(BLOCK):
-                crc = zlib.crc32(block, crc)
+                crc = crc32(block, crc)
         with self._errors("put"), path.open("rb") as source:
             new_id = self._client.put(source, name, dataset_id, format_id)
         return Stored(int(new_id), crc, size)

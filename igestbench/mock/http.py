@@ -256,6 +256,7 @@ class HttpProtocol(asyncio.Protocol):
     def on_headers_complete(self) -> None:
         self._in_body = True
         self._head_bytes = 0
+        self._continue()
         if self.sink_for is not None:
             method = self.parser.get_method().decode("ascii", "replace")
             path = (httptools.parse_url(self._url).path or b"/").decode("utf-8", "replace")
@@ -267,6 +268,17 @@ class HttpProtocol(asyncio.Protocol):
             if self._length > self.max_body:
                 self._refuse(413)
             self._hold(self._length)  # refuse at once what cannot be held, before it is sent
+
+    def _continue(self) -> None:
+        """Answer ``Expect: 100-continue`` at once (curl and Java clients wait for it up to a
+        second before they send a body), unless an earlier answer is still on its way."""
+        if (
+            self._headers.get("expect", "").lower() == "100-continue"
+            and not self.busy
+            and not self.queue
+            and self.transport is not None
+        ):
+            self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
 
     def on_body(self, body: bytes) -> None:
         if self._sink is not None:

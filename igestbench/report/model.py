@@ -22,6 +22,7 @@ from igestbench.report.matrices import (
     trend,
 )
 from igestbench.report.tables import BenchmarkRow, TargetScores, benchmark_rows, deployment_scores
+from igestbench.report.transfers import TransferRow, transfer_rows
 from igestbench.results.campaign import Campaign
 from igestbench.results.campaign_file import CampaignSite
 
@@ -73,6 +74,8 @@ class Report:
     trend: Trend | None
     #: SOAP and REST side by side, per run that measured REST
     interfaces: tuple[InterfaceTable, ...] = ()
+    #: the ids part: files/s and MB/s of put and getData per size (ingestion with the bytes)
+    transfers: tuple[TransferRow, ...] = ()
 
 
 def _notices(campaign: Campaign) -> list[str]:
@@ -131,4 +134,5 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
         runs=runs,
         history_count=len(campaign.history), notices=tuple(_notices(campaign)), trend=before,
         interfaces=tuple(interface_tables(campaign)),
+        transfers=tuple(transfer_rows(campaign)),
     )

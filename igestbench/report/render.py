@@ -127,6 +127,10 @@ def write_csv(report: Report, directory: Path) -> list[Path]:
          for t in report.interfaces for row in t.rows
          for col, cell in zip(t.columns, row.cells, strict=True)),
     ))
+    if report.transfers:
+        columns = list(report.transfers[0].__dataclass_fields__)
+        written.append(_write(directory / "transfers.csv", columns,
+                              ([getattr(row, f) for f in columns] for row in report.transfers)))
     fields = list(report.benchmarks[0].__dataclass_fields__) if report.benchmarks else ["site"]
     written.append(_write(directory / "benchmarks.csv", fields,
                           ([getattr(row, f) for f in fields] for row in report.benchmarks)))

@@ -13,6 +13,7 @@ UNIT_OPS: dict[str, tuple[str, ...]] = {
     "single-query": ("single-query/jpql", "single-query/concise", "single-query/get"),
     "burst": ("burst/create", "burst/createMany"),
     "multi-query": ("multi-query/whole/search", "multi-query/whole/fetch"),
-    # one file uploaded through the IDS (the ops carry its size: ids/put/1MiB …)
-    "ids": ("ids/put",),
 }
+#: The ids part's unit: one file uploaded through the IDS (its ops name the size:
+#: ``ids/put/1MiB`` …); its figures per size are the entry's ``transfers``.
+IDS_UNIT = "ids/put"

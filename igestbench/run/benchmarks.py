@@ -16,7 +16,7 @@ from typing import Any
 
 from igestbench.measure.stats import OpStats, merge_ops, summarize
 from igestbench.measure.timing import TimingRecord
-from igestbench.results.workloads import UNIT_OPS
+from igestbench.results.workloads import IDS_UNIT, UNIT_OPS
 from igestbench.run.workers import WorkerRun
 from igestbench.workloads.ids_ingest import transfer_figures
 
@@ -86,12 +86,10 @@ def benchmark_entry(
     cold_calls: int = 1,
 ) -> dict[str, Any]:
     ops, after_outage = _ops(run, cold_calls)
-    # an op counts when it is a unit op or one of its kinds (ids/put/1MiB of ids/put)
-    units = sum(
-        stats.ok for o, stats in ops.items()
-        if any(o == u or o.startswith(u + "/") for u in UNIT_OPS[workload])
-        and (workload == "ids" or o in UNIT_OPS[workload])
-    )  # fmt: skip
+    if workload == "ids":  # every size's uploads (ids/put/1KiB, ids/put/1MiB …)
+        units = sum(s.ok for o, s in ops.items() if o.startswith(IDS_UNIT + "/"))
+    else:
+        units = sum(ops[o].ok for o in UNIT_OPS[workload] if o in ops)
     problems = [p for o in run.outcomes for p in o.problems]
     problems += [f"worker {o.index}: {o.error}" for o in run.outcomes if o.error]
     checks = _merge_checks([o.checks for o in sorted(run.outcomes, key=lambda o: o.index)])

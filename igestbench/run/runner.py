@@ -31,7 +31,7 @@ from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.nexus import generate_run
 from igestbench.results import ResultWriter
 from igestbench.results.format import BUILT_IN_TARGET
-from igestbench.results.workloads import UNIT_OPS
+from igestbench.results.workloads import IDS_UNIT, UNIT_OPS
 from igestbench.run import interfaces
 from igestbench.run.benchmarks import benchmark_entry
 from igestbench.run.cleanup import RunJournal
@@ -363,7 +363,8 @@ class Runner:
                     **ids_part,
                 )
             )
-        unit = UNIT_OPS[workload][0] if workload in ("full-cycle", "ids") else workload
+        unit = {"full-cycle": UNIT_OPS[workload][0] if workload in UNIT_OPS else "",
+                "ids": IDS_UNIT}.get(workload, workload)
         self.progress.start(phase)
 
         def watch(pids: list[int]) -> None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import time
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any, BinaryIO
 
 from igestbench.client.data_service import DataService, IdsFault
 from igestbench.client.transport import TransportFailure
+from igestbench.crc import crc32
 from igestbench.icat.faults import IcatError
 from igestbench.icat.query import Condition, Query
 from igestbench.nexus import generate_run
@@ -94,7 +94,7 @@ def _crc(path: Path) -> int:
     crc = 0
     with path.open("rb") as source:
         while block := source.read(_BLOCK):
-            crc = zlib.crc32(block, crc)
+            crc = crc32(block, crc)
     return crc
 
 

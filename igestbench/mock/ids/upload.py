@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
 from python_multipart import MultipartParser
 from python_multipart.multipart import parse_options_header
+
+from igestbench.crc import crc32
 
 #: The largest form field (sessionId, name, description …) of a POST put.
 MAX_FIELD = 64 * 1024
@@ -59,7 +60,7 @@ class _FileWriter:
         if self._file is None:
             self._file = self.path.open("wb")
         self._file.write(data)
-        self.crc = zlib.crc32(data, self.crc)
+        self.crc = crc32(data, self.crc)
         self.size += len(data)
 
     def close(self) -> None:
