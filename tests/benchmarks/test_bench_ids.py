@@ -24,7 +24,7 @@ import os
 import statistics
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -145,12 +145,6 @@ def dataset(client: Catalogue) -> tuple[int, int]:
     return int(ds["id"]), int(fmt["id"])
 
 
-def timed_mb_s(size: int, call: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    call()
-    return size / (time.perf_counter() - start) / 1e6
-
-
 def test_ids_against_the_disk(
     served: tuple[int, str, Path], sizes: Sizes, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -171,25 +165,36 @@ def test_ids_against_the_disk(
     ds, fmt = dataset(client)
     figures: dict[str, list[float]] = {"disk write": [], "IDS put": [], "disk read": [],
                                        "IDS getData": []}  # fmt: skip
+    #: the server's CPU seconds per GB moved: what the machine's load does not change much
+    cpu: dict[str, list[float]] = {"IDS put": [], "IDS getData": []}
+    server = psutil.Process(pid)
+
+    def server_cpu() -> float:
+        times = server.cpu_times()
+        return float(times.user + times.system)
+
     try:
         for round_ in range(sizes.rounds):
             plain = work / f"plain-{round_}.bin"
             figures["disk write"].append(disk_write(plain, sizes.disk, block))
-            ids: list[int] = []
-
-            def put_all() -> None:
-                for n in range(sizes.files):
-                    ids.append(service.put(source, f"f-{round_}-{n}", ds, fmt).id)
-
+            names = [f"f-{round_}-{n}" for n in range(sizes.files)]
             total = sizes.file * sizes.files
-            figures["IDS put"].append(timed_mb_s(total, put_all))
+            before = server_cpu()
+            start = time.perf_counter()
+            ids = [service.put(source, name, ds, fmt).id for name in names]
+            figures["IDS put"].append(total / (time.perf_counter() - start) / 1e6)
+            cpu["IDS put"].append((server_cpu() - before) / (total / 1e9))
             figures["disk read"].append(disk_read(plain))
             plain.unlink()
             for stored in (storage / "main").rglob("*"):
                 if stored.is_file():
                     drop_cache(stored)
-            figures["IDS getData"].append(timed_mb_s(
-                total, lambda: [service.get_data([i], Nothing(), sizes.file) for i in ids]))
+            before = server_cpu()
+            start = time.perf_counter()
+            for df in ids:
+                service.get_data([df], Nothing(), sizes.file)
+            figures["IDS getData"].append(total / (time.perf_counter() - start) / 1e6)
+            cpu["IDS getData"].append((server_cpu() - before) / (total / 1e9))
             service.delete(ids)
 
         large = work / "large.bin"
@@ -213,6 +218,8 @@ def test_ids_against_the_disk(
     for name, values in figures.items():
         shown = ", ".join(f"{v:,.0f}" for v in values)
         print(f"  {name:12} median {med[name]:8,.0f} MB/s  (rounds: {shown})")
+    for name, values in cpu.items():
+        print(f"  {name:12} server CPU {statistics.median(values):.2f} s per GB")
     print(f"  put / disk write   {med['IDS put'] / med['disk write']:.2f}  (goal >= 0.70)")
     print(f"  getData / disk read {med['IDS getData'] / med['disk read']:.2f}  (goal >= 0.70)")
     for what, watch in (("put", put_rss), ("getData", get_rss)):
