@@ -141,3 +141,30 @@ def test_ids_runs_against_a_target_only_when_named(tmp_path: Path) -> None:
     for bad in ("", "1KB,x", "0", "17GiB", "-1"):
         with pytest.raises(UsageError, match="file sizes"):
             load_run_config({"file_sizes": bad}, environ={})
+
+
+def test_sv7_cleanup_removes_a_killed_runs_built_in_storage_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    from igestbench.workloads.journal import CatalogueIdentity, Journal
+    from igestbench.workloads.stored_files import remove_local_storage
+
+    ours = tmp_path / "sv7-ids-abc123"
+    (ours / "main" / "1" / "2").mkdir(parents=True)
+    (ours / "main" / "1" / "2" / "file").write_bytes(b"left by a kill -9")
+    (ours / "cache").mkdir()
+    other = tmp_path / "precious"
+    (other / "main").mkdir(parents=True)
+    (other / "cache").mkdir()
+    for folder, removed in ((other, False), (ours, True)):
+        path = tmp_path / f"{folder.name}.journal.jsonl"
+        Journal.start(path, "sv7-x-1", CatalogueIdentity("https://127.0.0.1:1/ICATService/ICAT",
+                                                         "6.2.0", local=True))  # fmt: skip
+        Journal(path).name_data_service("https://127.0.0.1:1/ids", str(folder))
+        journal = Journal.load(path)
+        assert journal.data_storage == str(folder)
+        assert (remove_local_storage(journal) is not None) is removed
+        assert folder.exists() is not removed
+    result = sv7("cleanup", str(tmp_path), env=credentials_env())
+    assert result.returncode == 0, result.stderr
+    assert other.exists() and not list(tmp_path.glob("*.journal.jsonl"))
