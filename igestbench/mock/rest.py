@@ -39,6 +39,7 @@ from igestbench.icat.faults import (
     IcatSession,
 )
 from igestbench.mock.http import Request, Response
+from igestbench.mock.port import PortEndpoint
 from igestbench.mock.rest_write import write
 from igestbench.mock.service import IcatService
 
@@ -109,6 +110,7 @@ class RestEndpoint:
         self.profile = service.profile
         self.zone = service.zone
         self.serves = service.profile.name != "4.3"
+        self.port = PortEndpoint(service)
 
     def handle(self, request: Request, inline_s: float | None = None) -> Response:
         """The answer to one request; ``inline_s``: on the event loop (see Store.time_budget).
@@ -119,6 +121,8 @@ class RestEndpoint:
         if not self.serves:
             return Response(404, b"Not Found", "text/plain; charset=utf-8")
         parts = [unquote(p) for p in request.path[len(REST_PREFIX) :].strip("/").split("/")]
+        if parts == ["port"]:  # ICAT's export and import: not JSON (igestbench.mock.port)
+            return self._port(request, inline_s)
         try:
             if request.method == "OPTIONS":
                 allow = "GET, POST, DELETE, PUT, OPTIONS, HEAD"
@@ -325,3 +329,37 @@ class RestEndpoint:
             return json.loads(text)
         except (ValueError, RecursionError) as exc:
             raise IcatBadParameter(f"{exc} in json {text}", offset) from None
+
+    # --- port: ICAT's export (GET) and import (POST) -------------------------------------
+
+    def _port(self, request: Request, inline_s: float | None) -> Response:
+        """``/icat/port``: an export file or 204; faults as JSON typed ``text/plain``, which is
+        what Jersey gives ICAT's exception mapper here (seen on a real 6.2.0)."""
+        cors = dict(CORS_HEADERS)
+        if request.method == "OPTIONS":
+            allow = "HEAD, POST, GET, OPTIONS"
+            return Response(200, b"", "text/plain", headers={**cors, "Allow": allow})
+        try:
+            with self.service.time_budget(inline_s):
+                if request.method in ("GET", "HEAD"):
+                    answer = self.port.export(self._query(request).get("json"))
+                elif request.method == "POST":
+                    self.port.import_(request.headers.get("content-type"), request.body)
+                    answer = None
+                else:
+                    raise IcatInternal(
+                        "class jakarta.ws.rs.NotAllowedException HTTP 405 Method Not Allowed"
+                    )
+        except IcatError as exc:
+            response = error_response(exc)
+            response.content_type = "text/plain"
+            return response
+        except Exception:
+            log.exception("internal error while answering a REST request")
+            return error_response(IcatInternal("internal error of the local catalogue"))
+        if answer is None:
+            return Response(204, b"", JSON, headers=cors)
+        answer.headers = {**cors, **answer.headers}
+        if request.method == "HEAD":
+            answer.body = b""
+        return answer
