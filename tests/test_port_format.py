@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import random
 import zoneinfo
 
 import pytest
@@ -21,7 +22,14 @@ from igestbench.mock.port_format import (
     quote_string,
     table_header,
 )
-from igestbench.mock.port_grammar import PortSyntaxError, TokenType, parse_header, tokens
+from igestbench.mock.port_grammar import (
+    PortSyntaxError,
+    TokenType,
+    _fast_tokens,
+    _slow_tokens,
+    parse_header,
+    tokens,
+)
 from tests.port_helpers import recorded
 
 PROFILE = get_profile("6.2")
@@ -226,3 +234,22 @@ def test_java_hash_set_order_of_small_and_large_sets() -> None:
     assert java_hash_set_order(range(1020, 1033)) == [*range(1024, 1033), *range(1020, 1024)]
     # an id beyond 32 bits is hashed as Java's Long.hashCode (high word XOR low word)
     assert java_hash_set_order([2**32 + 1, 2]) == [2**32 + 1, 2]
+
+
+def test_the_fast_lexer_reads_what_the_servers_lexer_reads() -> None:
+    """A well-formed line goes by regular expression; anything it is not sure of, and every
+    error, by ICAT's state machine: where the fast way answers, both agree (random lines)."""
+    rng = random.Random(20261126)
+    alphabet = list('"\\aZ09.-+eET:,()? \t$_é\0nN')
+    lines = [
+        "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14))) for _ in range(20_000)
+    ]
+    lines += recorded("tree-all.txt").split("\n")
+    fast_ones = 0
+    for line in lines:
+        fast = _fast_tokens(line)
+        if fast is None:
+            continue
+        fast_ones += 1
+        assert fast == _slow_tokens(line), line
+    assert fast_ones > 2_000

@@ -60,9 +60,10 @@ class Exporter:
 
     def export_all(self, user: str, all_attributes: bool) -> bytes:
         """The whole catalogue, as ``user`` may read it."""
-        restrict = self.service.authz.read_restrictions(user)
+        with self.service.time_budget():
+            restrict = self.service.authz.read_restrictions(user)
         with self._snapshot():
-            writer = _Writer(self.store.conn, self.profile, self.service.zone, all_attributes)
+            writer = _Writer(self.service, all_attributes)
             writer.begin(user)
             for name in export_order(self.profile):
                 writer.table(name, self._all_rows(self.profile.entities[name], restrict))
@@ -71,7 +72,8 @@ class Exporter:
     def export_query(self, sid: str, user: str, query: str, all_attributes: bool) -> bytes | None:
         """What ``query`` returns and INCLUDEs; None when that is no object at all."""
         try:
-            result = self.service.search(sid, query)
+            with self.service.time_budget():
+                result = self.service.search(sid, query)
         except IcatValidation as exc:
             # the same limit, in the words of the export (EntityBeanManager.getEntitySet)
             raise IcatValidation(exc.message.replace("return more", "process more", 1)) from None
@@ -81,7 +83,7 @@ class Exporter:
         for bean in result.items:
             _collect(bean, ids)
         with self._snapshot():
-            writer = _Writer(self.store.conn, self.profile, self.service.zone, all_attributes)
+            writer = _Writer(self.service, all_attributes)
             writer.begin(user)
             for name in export_order(self.profile):
                 if name in ids:
@@ -114,7 +116,8 @@ class Exporter:
         )
         last = 0
         while True:
-            rows = self.store.conn.execute(select, (last, *params)).fetchall()
+            with self.service.time_budget():  # each block of rows is one query
+                rows = self.store.conn.execute(select, (last, *params)).fetchall()
             yield from rows
             if len(rows) < BLOCK:
                 return
@@ -124,9 +127,10 @@ class Exporter:
         select = f"SELECT {tables.select_list(entity, 'o')} FROM {tables.table(entity)} o"
         for start in range(0, len(ids), BLOCK):
             chunk = ids[start : start + BLOCK]
-            rows = self.store.conn.execute(
-                f"{select} WHERE o.id IN ({','.join('?' * len(chunk))})", chunk
-            ).fetchall()
+            with self.service.time_budget():  # each block of rows is one query
+                rows = self.store.conn.execute(
+                    f"{select} WHERE o.id IN ({','.join('?' * len(chunk))})", chunk
+                ).fetchall()
             by_id = {row[0]: row for row in rows}
             # an object deleted since the search is left out, as the server's find() gives null
             yield from (by_id[i] for i in chunk if i in by_id)
@@ -169,14 +173,12 @@ def java_hash_set_order(ids: Iterable[int]) -> list[int]:
 class _Writer:
     """Assembles an export file: header, then one table after another."""
 
-    def __init__(
-        self, conn: sqlite3.Connection, profile: Profile, zone: Any, all_attributes: bool
-    ) -> None:
-        self.conn = conn
-        self.profile = profile
-        self.zone = zone
+    def __init__(self, service: IcatService, all_attributes: bool) -> None:
+        self.service = service
+        self.profile = service.profile
+        self.zone = service.zone
         self.all_attributes = all_attributes
-        self.keys = _Keys(conn, profile, zone)
+        self.keys = _Keys(service.store.conn, service.profile, service.zone)
         self.parts: list[str] = []
 
     def begin(self, user: str) -> None:
@@ -192,10 +194,14 @@ class _Writer:
         for row in rows:
             block.append(row)
             if len(block) == BLOCK:
-                self._lines(entity, block)
+                self._block(entity, block)
                 block = []
         if block:
-            self._lines(entity, block)
+            self._block(entity, block)
+
+    def _block(self, entity: Entity, rows: Sequence[Sequence[Any]]) -> None:
+        with self.service.time_budget():  # the keys of a block's relations: one query each
+            self._lines(entity, rows)
 
     def _lines(self, entity: Entity, rows: Sequence[Sequence[Any]]) -> None:
         fields = export_fields(entity)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator
 from typing import Any
 
 from igestbench.icat.beans import Bean
@@ -77,14 +77,13 @@ class Importer:
 
     def run(self, sid: str, data: bytes, duplicate: str, all_attributes: bool) -> None:
         """Import ``data`` (an export file) for session ``sid``; all or nothing."""
-        lines = _LINE_BREAK.split(data.decode("utf-8", "replace"))
-        if lines and lines[-1] == "":
-            lines.pop()  # the line break that ends the last line starts no line
         state = _State(sid, duplicate, all_attributes)
         with self.store.transaction():
-            self._lines(lines, state)
+            self._lines(_lines_of(data.decode("utf-8", "replace")), state)
 
-    def _lines(self, lines: Sequence[str], state: _State) -> None:
+    def _lines(self, lines: Iterator[str], state: _State) -> None:
+        """Every line; each one's SQL has the time budget of one request (--query-timeout),
+        the whole file as long as it needs (the server has no limit)."""
         number = 0
         try:
             version = None
@@ -99,7 +98,7 @@ class Importer:
             if version != FILE_VERSION:
                 raise IcatValidation(f"Version of file must be {FILE_VERSION}")
             table: TableSpec | None = None
-            for raw in lines[number:]:
+            for raw in lines:
                 number += 1
                 line = raw.strip(_TRIM)
                 if line.startswith("#"):
@@ -108,8 +107,14 @@ class Importer:
                     table = None
                 elif table is None:
                     table = parse_header(self.profile, line)
+                    state.key_sql = {
+                        n: _key_sql(self.profile, self.profile.entities[c.field.type], c)
+                        for n, c in enumerate(table.columns)
+                        if c.kind == "key" and c.field is not None
+                    }
                 else:
-                    self._row(table, line, state)
+                    with self.service.time_budget():
+                        self._row(table, line, state)
         except _Unforeseen:
             raise
         except IcatError as exc:
@@ -132,7 +137,7 @@ class Importer:
         bean = Bean(entity.name)
         system: dict[str, Any] = {}
         local_id: str | None = None
-        for column in table.columns:
+        for n, column in enumerate(table.columns):
             if column.kind == "id":
                 token = _value(values, column.column)
                 if token.type is not TokenType.STRING:
@@ -140,7 +145,7 @@ class Importer:
                 local_id = token.value
             elif column.kind == "key":
                 assert column.field is not None
-                ref = self._by_key(column, values, state)
+                ref = self._by_key(column, state.key_sql[n], values, state)
                 if ref is not None:
                     bean[column.field.name] = ref
             else:
@@ -171,10 +176,9 @@ class Importer:
             target = state.local_ids.get(f"{f.type}.{token.value}")
             if target is None:
                 raise PortSyntaxError(f"? field '{token.value}' not defined yet")
-            ref = self._reference(f.type, target)
-            if ref is None:
-                raise PortSyntaxError(f"? field '{token.value}' => id {target} no longer exists")
-            value = ref
+            # made by this import, in this transaction: it is there (the server looks again,
+            # for "? field 'x' => id n no longer exists": another transaction may delete it)
+            value = self._reference(f.type, target, state)
         else:  # a relation by ``name:n``, or a one-to-many field: the Java type is no value
             raise IcatInternal(
                 f"Don't know how to process {f.type if f.rel is RelType.ONE else 'List'}"
@@ -244,7 +248,9 @@ class Importer:
 
     # --- relations ---------------------------------------------------------------------------
 
-    def _by_key(self, column: Column, values: list[Token], state: _State) -> Bean | None:
+    def _by_key(
+        self, column: Column, sql: str, values: list[Token], state: _State
+    ) -> Bean | None:
         """The object a ``name(attr:n,…)`` column names; None where a value is NULL."""
         f = column.field
         assert f is not None
@@ -254,7 +260,6 @@ class Importer:
             if token.type is TokenType.NULL:
                 return None
             params.append(token)
-        sql = _key_sql(self.profile, self.profile.entities[f.type], column)
         cache_key = (sql, tuple(t.value for t in params))
         found = state.lookups.get(cache_key)
         if found is None:
@@ -276,18 +281,27 @@ class Importer:
             if len(state.lookups) >= _CACHE:
                 state.lookups.clear()
             state.lookups[cache_key] = found
-        return self._reference(f.type, found)
+        return self._reference(f.type, found, state)
 
-    def _reference(self, name: str, obj_id: int) -> Bean | None:
-        """The stored object as a Bean (what the server's entity manager hands the new object:
-        a parameter's type is checked for being applicable by its flags)."""
-        entity = self.profile.entities[name]
-        row = self.store.conn.execute(
-            f"SELECT {tables.select_list(entity, 'o')} FROM {tables.table(entity)} o "
-            "WHERE o.id = ?",
-            (obj_id,),
-        ).fetchone()
-        return None if row is None else tables.row_decoder(entity)(row)
+    def _reference(self, name: str, obj_id: int, state: _State) -> Bean:
+        """A reference to a stored object. The server hands the new object the stored one, whose
+        flags decide whether a parameter's type applies: a ParameterType comes whole."""
+        if name != "ParameterType":
+            return Bean(name, {"id": obj_id})
+        key = (name, obj_id)
+        bean = state.references.get(key)
+        if bean is None:
+            entity = self.profile.entities[name]
+            row = self.store.conn.execute(
+                f"SELECT {tables.select_list(entity, 'o')} FROM {tables.table(entity)} o "
+                "WHERE o.id = ?",
+                (obj_id,),
+            ).fetchone()
+            bean = tables.row_decoder(entity)(row)
+            if len(state.references) >= _CACHE:
+                state.references.clear()
+            state.references[key] = bean
+        return bean
 
     # --- the object --------------------------------------------------------------------------
 
@@ -308,6 +322,7 @@ class Importer:
                 raise
             bean["id"] = existing.id
             self.service.update(state.sid, bean)
+            state.references.pop((entity.name, int(existing.id or 0)), None)
             if state.all_attributes:
                 # an update with ALL sets every create/mod field: the file's, else the user's
                 user, stamp = self.service.get_user_name(state.sid), now()
@@ -349,6 +364,17 @@ class Importer:
         return tables.row_decoder(entity)(row)
 
 
+def _lines_of(text: str) -> Iterator[str]:
+    """The lines of ``text`` as BufferedReader.readLine gives them (no line after a final
+    break), one at a time."""
+    start = 0
+    for m in _LINE_BREAK.finditer(text):
+        yield text[start : m.start()]
+        start = m.end()
+    if start < len(text):
+        yield text[start:]
+
+
 class _State:
     """What one import remembers from line to line."""
 
@@ -360,6 +386,10 @@ class _State:
         self.local_ids: dict[str, int] = {}
         #: (statement, values) → id of the object a key column found.
         self.lookups: dict[tuple[str, tuple[str, ...]], int] = {}
+        #: The lookup statement of each key column of the table being read, by column index.
+        self.key_sql: dict[int, str] = {}
+        #: Stored objects handed to new ones whole (ParameterTypes), by type and id.
+        self.references: dict[tuple[str, int], Bean] = {}
 
 
 def _value(values: list[Token], column: int) -> Token:
