@@ -32,7 +32,7 @@ from igestbench.icat.faults import (
     IcatObjectAlreadyExists,
     IcatValidation,
 )
-from igestbench.icat.schema import ENUMERATIONS, Entity, Field, Profile, RelType
+from igestbench.icat.schema import Entity, Field, Profile, RelType
 from igestbench.mock import tables
 from igestbench.mock.port_format import FILE_VERSION, SYSTEM_FIELDS, entity_fields
 from igestbench.mock.port_grammar import (
@@ -45,6 +45,13 @@ from igestbench.mock.port_grammar import (
     parse_header,
     tokens,
 )
+from igestbench.mock.port_values import (
+    NumberFormat,
+    Unforeseen,
+    attribute_value,
+    key_value,
+    value_at,
+)
 from igestbench.mock.service import IcatService
 from igestbench.mock.store import now
 
@@ -54,16 +61,6 @@ _CACHE = 10_000
 #: Characters Java's String.trim() removes from both ends of a line.
 _TRIM = "".join(chr(c) for c in range(33))
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # what BufferedReader.readLine splits on
-_DATE = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(.*?)")
-_JAVA_ENUMS = {"ParameterValueType", "StudyStatus"}
-
-
-class _Unforeseen(IcatInternal):
-    """An error the server meets outside its own handling: no line number is added."""
-
-
-class _NumberFormat(Exception):
-    """Java's NumberFormatException (an IllegalArgumentException: INTERNAL at the line)."""
 
 
 class Importer:
@@ -115,13 +112,13 @@ class Importer:
                 else:
                     with self.service.time_budget():
                         self._row(table, line, state)
-        except _Unforeseen:
+        except Unforeseen:
             raise
         except IcatError as exc:
             raise type(exc)(f"{exc.message} at line {number}", number) from None
         except PortSyntaxError as exc:
             raise IcatBadParameter(f"{exc} at line {number}", number) from None
-        except _NumberFormat as exc:
+        except NumberFormat as exc:
             raise IcatInternal(f"NumberFormatException {exc} at line {number}", number) from None
 
     # --- one line ----------------------------------------------------------------------------
@@ -139,7 +136,7 @@ class Importer:
         local_id: str | None = None
         for n, column in enumerate(table.columns):
             if column.kind == "id":
-                token = _value(values, column.column)
+                token = value_at(values, column.column)
                 if token.type is not TokenType.STRING:
                     raise PortSyntaxError(f"Expected a String value for column {column.column}")
                 local_id = token.value
@@ -165,13 +162,13 @@ class Importer:
         """A ``name:n`` or ``name(?:n)`` column: the value of one field."""
         f = column.field
         assert f is not None
-        token = _value(values, column.column)
+        token = value_at(values, column.column)
         if token.type is TokenType.NULL:
             return
         n = column.column
         value: Any
         if f.rel is RelType.ATTRIBUTE:
-            value = self._attribute(f, token, n)
+            value = attribute_value(f, token, n, self.zone)
         elif f.rel is RelType.ONE and column.kind == "local":
             target = state.local_ids.get(f"{f.type}.{token.value}")
             if target is None:
@@ -188,75 +185,15 @@ class Importer:
         elif f.name != "id":  # read, then dropped: the server gives every object a new id
             bean[f.name] = value
 
-    def _attribute(self, f: Field, token: Token, n: int) -> Any:
-        t, kind = f.type, token.type
-        if t == "String":
-            if kind is not TokenType.STRING:
-                raise PortSyntaxError(f"Expected a string value for column {n}")
-            return token.value
-        if t in ("Integer", "Long"):
-            if kind is not TokenType.INTEGER:
-                raise PortSyntaxError(f"Expected an integer value for column {n}")
-            return _java_integer(token.value, 32 if t == "Integer" else 64)
-        if t in ("boolean", "Boolean"):
-            if kind is not TokenType.BOOLEAN:
-                raise PortSyntaxError(f"Expected a boolean value for column {n}")
-            return token.value == "TRUE"
-        if t == "Date":
-            if kind is not TokenType.TIMESTAMP:
-                raise PortSyntaxError(f"Expected a date value for column {n}")
-            return self._date(token.value)
-        if t == "Double":
-            if kind not in (TokenType.REAL, TokenType.INTEGER):
-                raise PortSyntaxError(f"Expected a real or integer value for column {n}")
-            return float(token.value)
-        if t in _JAVA_ENUMS:
-            if kind is not TokenType.NAME:
-                # the server prints the Java array of the enumeration's values here
-                raise PortSyntaxError(
-                    f"Expected a [Lorg.icatproject.core.entity.{t}; value for column {n}"
-                )
-            name = token.value.upper()
-            if name not in ENUMERATIONS[t]:
-                raise IcatInternal(
-                    f"IllegalArgumentException No enum constant "
-                    f"org.icatproject.core.entity.{t}.{name}"
-                )
-            return name
-        raise IcatInternal(f"Don't know how to process {t}")
-
-    def _date(self, text: str) -> dt.datetime:
-        """Porter.getDate: the zone of the text, else the server's; milliseconds truncated."""
-        m = _DATE.fullmatch(text)
-        try:
-            if m is None:
-                raise ValueError(text)
-            value = dt.datetime.fromisoformat(m.group(1))
-            zone = m.group(3)
-            if not zone:
-                value = value.replace(tzinfo=self.zone)
-            else:
-                value = value.replace(
-                    tzinfo=dt.UTC if zone == "Z" else dt.datetime.strptime(zone, "%z").tzinfo
-                )
-        except ValueError:
-            raise IcatInternal(f"Unable to parse {text}") from None
-        fraction = m.group(2)
-        if fraction and len(fraction) > 1:
-            value += dt.timedelta(milliseconds=int((fraction + "00")[1:4]))
-        return value.astimezone(dt.UTC)
-
     # --- relations ---------------------------------------------------------------------------
 
-    def _by_key(
-        self, column: Column, sql: str, values: list[Token], state: _State
-    ) -> Bean | None:
+    def _by_key(self, column: Column, sql: str, values: list[Token], state: _State) -> Bean | None:
         """The object a ``name(attr:n,…)`` column names; None where a value is NULL."""
         f = column.field
         assert f is not None
         params: list[Any] = []
         for part in column.key:
-            token = _value(values, part.column)
+            token = value_at(values, part.column)
             if token.type is TokenType.NULL:
                 return None
             params.append(token)
@@ -264,7 +201,7 @@ class Importer:
         found = state.lookups.get(cache_key)
         if found is None:
             args = [
-                _key_value(part.type, token, part.column)
+                key_value(part.type, token, part.column)
                 for part, token in zip(column.key, params, strict=True)
             ]
             rows = self.store.conn.execute(sql, args).fetchall()
@@ -390,37 +327,6 @@ class _State:
         self.key_sql: dict[int, str] = {}
         #: Stored objects handed to new ones whole (ParameterTypes), by type and id.
         self.references: dict[tuple[str, int], Bean] = {}
-
-
-def _value(values: list[Token], column: int) -> Token:
-    if column >= len(values):
-        # not foreseen by the server: its list access fails outside its own error handling,
-        # so the message has no line (seen on a real 6.2.0)
-        raise _Unforeseen(
-            "class java.lang.IndexOutOfBoundsException "
-            f"Index {column} out of bounds for length {len(values)}"
-        )
-    return values[column]
-
-
-def _java_integer(text: str, bits: int) -> int:
-    value = int(text)
-    if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
-        raise _NumberFormat(f'For input string: "{text}"')
-    return value
-
-
-def _key_value(java_type: str, token: Token, column: int) -> Any:
-    """A looked-up attribute's value: the server can look up only by strings and integers."""
-    if java_type == "String":
-        if token.type is not TokenType.STRING:
-            raise PortSyntaxError(f"Expected a String value for column {column}")
-        return token.value
-    if java_type == "Integer":
-        if token.type is not TokenType.INTEGER:
-            raise PortSyntaxError(f"Expected an integer value for column {column}")
-        return _java_integer(token.value, 32)
-    raise IcatInternal(f"Don't know how to process {java_type} as selection attribute")
 
 
 def _key_sql(profile: Profile, target: Entity, column: Column) -> str:
