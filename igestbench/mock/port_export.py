@@ -179,17 +179,19 @@ class _Writer:
         self.zone = service.zone
         self.all_attributes = all_attributes
         self.keys = _Keys(service.store.conn, service.profile, service.zone)
-        self.parts: list[str] = []
+        #: The file so far, a block of lines at a time (bytes: a large export is held once more
+        #: only while the parts are joined).
+        self.parts: list[bytes] = []
 
     def begin(self, user: str) -> None:
-        self.parts.append(f"{HEADER_PREFIX}{user}\n{FILE_VERSION}\n")
+        self.parts.append(f"{HEADER_PREFIX}{user}\n{FILE_VERSION}\n".encode())
 
     def finish(self) -> bytes:
-        return "".join(self.parts).encode("utf-8")
+        return b"".join(self.parts)
 
     def table(self, name: str, rows: Iterable[Sequence[Any]]) -> None:
         entity = self.profile.entities[name]
-        self.parts.append(f"\n{table_header(self.profile, name, self.all_attributes)}\n")
+        self.parts.append(f"\n{table_header(self.profile, name, self.all_attributes)}\n".encode())
         block: list[Sequence[Any]] = []
         for row in rows:
             block.append(row)
@@ -214,6 +216,7 @@ class _Writer:
         system = [tables.column_index(entity, name) for name in SYSTEM_FIELDS]
         local_id = not entity.constraint
         zone = self.zone
+        lines: list[str] = []
         for row in rows:
             values: list[str] = []
             if local_id:
@@ -235,7 +238,8 @@ class _Writer:
                     )
                 else:
                     values.append(attribute_text(f, tables.from_sql(f, value), zone))
-            self.parts.append(",".join(values) + "\n")
+            lines.append(",".join(values))
+        self.parts.append(("\n".join(lines) + "\n").encode("utf-8"))
 
 
 _DATE = next(f for f in BASE_FIELDS if f.name == "createTime")
