@@ -17,7 +17,7 @@ from igestbench.icat.beans import Bean
 from igestbench.mock.store import Store
 
 USER = "simple/root"
-TRICKY = "He said \"no, never\"\nthen\ttabbed \\ back, Müller — 日本語 'q' \x01"
+TRICKY = "He said \"no, never\"\nthen\ttabbed \\ back, Müller — 日本語 'q' \x7f"
 WINTER = dt.datetime(2024, 1, 15, 10, 20, 30, 123000, tzinfo=dt.UTC)
 SUMMER = dt.datetime(2024, 7, 1, 22, 30, 0, 5000, tzinfo=dt.UTC)  # 00:30 the next day in Berlin
 
