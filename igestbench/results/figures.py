@@ -38,9 +38,9 @@ Use::
 * ``mean``, ``p50``, ``p99`` (ms): latency of one call, over the successful *warm* calls. Each
   client's first call of an operation (cold connections and caches) is in the file apart
   (``cold_ms``) and in no figure. Operations of one measure are pooled (HdrHistograms added,
-  means weighted by calls), never averaged. A whole search timed in two parts (fetch, then the
-  client's decoding) has the two means added in ``mean``; its percentiles are the fetch's
-  (server and wire).
+  means weighted by calls), never averaged. (Files written before a whole search was timed as
+  one call have it in two parts, fetch and the client's decoding: their means are added in
+  ``mean``, the percentiles are the fetch's.)
 
 The sample count (:attr:`SummaryRow.samples`) is the successful warm calls behind the figure.
 ``errors`` (per entry) counts failed calls, the cold ones included, and clients that stopped
@@ -115,10 +115,16 @@ class Measure:
     unit: str
     #: what one unit is, in words
     counts: str
-    #: operations timed apart inside the same call (the client's decoding of a whole search)
-    parts: tuple[str, ...] = ()
     #: a call makes several units: ``checks["<name>.expected"]`` ÷ the calls made
     batched: bool = False
+    #: files written before the call was timed whole: (calls, parts) — operations timed apart
+    #: inside one call (the fetch of a whole search, and the client's decoding of it)
+    legacy: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+
+    @property
+    def ops(self) -> tuple[str, ...]:
+        """Every operation the measure may read."""
+        return (*self.calls, *self.legacy[0], *self.legacy[1])
 
     def metric(self, stat: str) -> str:
         """The figure's name in a summary row: ``rate``, or ``createMany rate`` for burst."""
@@ -136,9 +142,10 @@ MEASURES: tuple[Measure, ...] = (
             "Datafiles created by one create call each"),
     Measure("burst", "createMany", ("burst/createMany",), "Datafiles/s",
             "Datafiles created by createMany calls (each call's batch counted)", batched=True),
-    Measure("multi-query", "", ("multi-query/whole/search", "multi-query/whole/fetch"),
-            "result sets/s", "searches returning every Datafile of a Dataset, fetched and decoded",
-            parts=("multi-query/whole/decode",)),
+    Measure("multi-query", "", ("multi-query/whole",), "result sets/s",
+            "searches returning every Datafile of a Dataset, fetched and decoded",
+            legacy=(("multi-query/whole/search", "multi-query/whole/fetch"),
+                    ("multi-query/whole/decode",))),
 )
 
 
@@ -172,8 +179,8 @@ def _figures() -> tuple[Figure, ...]:
                             "the clients' time in these calls (failed ones included): ok calls x "
                             "units per call x clients / total call time", _WARM))
         for stat, what in ((MEAN, "mean"), (P50, "median"), (P99, "99th percentile")):
-            part = (" (fetch + the client's decoding)" if stat == MEAN and m.parts else
-                    " (the fetch: server and wire)" if m.parts else "")
+            part = (" (older files timed a whole search in parts: mean = fetch + decode, "
+                    "percentiles of the fetch)" if m.legacy[1] else "")
             found.append(Figure(m.workload, m.metric(stat), MS,
                                 f"{what} latency of one call{part}", _WARM, _WARM))
     for workload in dict.fromkeys(m.workload for m in MEASURES):
@@ -220,7 +227,8 @@ class SummaryRow:
     cap with the objective met) or ``"upper"`` (``<``: no step met it). ``marks`` are flags the
     page shows on the figure: ``client-bound`` (the suite's own clients were saturated: the
     figure understates the server), ``failed`` (the workload's clients stopped: no measurement),
-    ``capped``; ``note`` says why, in one line.
+    ``capped``, ``machine-busy`` (the clients waited for a core: the figure includes that
+    wait); ``note`` says why, in one line.
     """
 
     workload: str
@@ -344,12 +352,22 @@ def _busy_ms(ops: Sequence[Mapping[str, Any]]) -> float:
     return total
 
 
+def _calls_parts(entry: Mapping[str, Any], measure: Measure
+                 ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    """The measure's call operations in ``entry``, and the parts timed apart inside them (the
+    legacy names of files written before the call was timed whole)."""
+    calls = _ops(entry, measure.calls)
+    if calls or not measure.legacy[0]:
+        return calls, []
+    return _ops(entry, measure.legacy[0]), _ops(entry, measure.legacy[1])
+
+
 def entry_rate(entry: Mapping[str, Any], measure: Measure) -> tuple[float | None, int]:
     """(rate in ``measure.unit``, successful calls) of one benchmark entry; see the module's
     docstring for the definition."""
-    calls = _ops(entry, measure.calls)
+    calls, parts = _calls_parts(entry, measure)
     ok = sum(_count(op.get("ok")) for op in calls)
-    busy = _busy_ms(calls) + _busy_ms(_ops(entry, measure.parts))
+    busy = _busy_ms(calls) + _busy_ms(parts)
     if not ok or busy <= 0:
         return None, ok
     units = ok * _units_per_call(entry, measure, calls)
@@ -357,12 +375,13 @@ def entry_rate(entry: Mapping[str, Any], measure: Measure) -> tuple[float | None
 
 
 def _latency(entry: Mapping[str, Any], measure: Measure) -> tuple[dict[str, float | None], int]:
-    calls = [op for op in _ops(entry, measure.calls) if _count(op.get("ok"))]
+    every, part_ops = _calls_parts(entry, measure)
+    calls = [op for op in every if _count(op.get("ok"))]
     pooled = _weighted_mean(calls)
     if pooled is None:
         return {MEAN: None, P50: None, P99: None}, 0
     mean, n = pooled
-    parts = _weighted_mean(_ops(entry, measure.parts))
+    parts = _weighted_mean(part_ops)
     if parts is not None:
         mean += parts[0]
     if len(calls) == 1 and (p50 := _number(calls[0].get("p50_ms"))) is not None \
@@ -403,10 +422,22 @@ def client_bound(entry: Mapping[str, Any]) -> bool | None:
     return bool(cpu["bound"])
 
 
-def _client_note(entry: Mapping[str, Any]) -> str | None:
+def _client_marks(entry: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The marks the client's CPU puts on an entry's figures, and their notes: ``client-bound``
+    (the suite's clients saturated), ``machine-busy`` (they waited for a core: other jobs, a
+    catalogue on the same host — the figures include that wait)."""
     cpu = entry.get("client_cpu")
-    why = cpu.get("why") if isinstance(cpu, Mapping) else None
-    return f"client-bound: {why}" if why else "client-bound"
+    if not isinstance(cpu, Mapping):
+        return (), ()
+    marks, notes = [], []
+    if client_bound(entry):
+        marks.append("client-bound")
+        notes.append(f"client-bound: {cpu['why']}" if cpu.get("why") else "client-bound")
+    if cpu.get("machine_busy") is True:
+        marks.append("machine-busy")
+        notes.append(f"machine busy: {cpu['busy_why']}" if cpu.get("busy_why")
+                     else "machine busy")
+    return tuple(marks), tuple(notes)
 
 
 def _row(entry: Mapping[str, Any], metric: str, value: float | None, unit: str, samples: int,
@@ -430,18 +461,16 @@ def entry_figures(entry: Mapping[str, Any]) -> list[SummaryRow]:
     the entry's error count. A measure without a successful warm call has no value: ``failed``
     (with the cause) when the entry's clients stopped, else ``—`` saying why."""
     workload = str(entry.get("workload"))
-    bound = client_bound(entry)
     errors = _errors(entry)
     cause = _stop_cause(entry)
-    common_marks = ("client-bound",) if bound else ()
-    common_notes = (_client_note(entry),) if bound else ()
+    common_marks, common_notes = _client_marks(entry)
     rows: list[SummaryRow] = []
     for measure in measures_of(workload):
         rate, ok = entry_rate(entry, measure)
         latency, _ = _latency(entry, measure)
         marks, notes = list(common_marks), list(common_notes)
         if not ok:
-            calls = _ops(entry, measure.calls)
+            calls = _calls_parts(entry, measure)[0]
             if cause is not None or any(_count(op.get("count")) for op in calls):
                 marks.append("failed")  # the clients stopped, or every warm call failed
                 notes.insert(0, f"failed: {cause}" if cause else "failed: no call succeeded")

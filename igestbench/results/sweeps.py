@@ -208,6 +208,18 @@ def sweep_verdict(sweep: Mapping[str, Any], cap_option: str = "--max-rate") -> S
             f"{_rate(_number(lowest['demanded_rate']))}{how}{ended}", slo)
     at = next((s for s in steps if float(s["demanded_rate"]) == sustained), None)
     samples = _sent(at) if at is not None else 0
+    if at is not None and at.get("client_bound") is True:
+        # the load generator, not the catalogue, may have limited the step that sustained
+        verdict = _verdict(sustained, samples, steps, stopped, slo, cap_option)
+        return SweepVerdict(verdict.value, verdict.bound, samples,
+                            (*verdict.marks, "client-bound"),
+                            f"{verdict.reason}; the load generator was client-bound at "
+                            f"{_rate(sustained)}", slo)
+    return _verdict(sustained, samples, steps, stopped, slo, cap_option)
+
+
+def _verdict(sustained: float, samples: int, steps: list[Mapping[str, Any]],
+             stopped: str | None, slo: float | None, cap_option: str) -> SweepVerdict:
     above = [s for s in steps if float(s["demanded_rate"]) > sustained]
     if above:
         broken = above[0]
