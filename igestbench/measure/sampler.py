@@ -149,7 +149,7 @@ class PhaseSeries:
             return None
         load = max(self.load_avg, default=0.0)
         return (f"a client waited for a core {means[4]:.0f} % of the time (load average "
-                f"{load:.1f}; the rest of the machine used {means[3]:.0f} % of CPU)")
+                f"{load:.1f}, the rest of the machine used {means[3]:.0f} % of CPU)")
 
     def client_summary(self) -> dict[str, Any]:
         """The phase's clients in one object (a ``benchmarks`` entry's ``client_cpu``): their

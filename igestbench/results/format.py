@@ -42,7 +42,17 @@ FORMAT_NAME = "igestbench-result"
 #     (issue 19): summary, one row per headline figure (workload, interface, flavour, clients,
 #     metric, value, unit, text — text as the figure is shown everywhere — and samples, bound,
 #     marks, note; results/figures.py defines each figure). A file without it reads as rows
-#     computed from its entries by the same registry (figures.summary_rows).
+#     computed from its entries by the same registry (figures.summary_rows). With it:
+#     benchmarks[].errors (failed calls, cold ones included, and clients that stopped without
+#     one: {calls, clients, causes}), benchmarks[].client_cpu (the suite's own clients in the
+#     phase: cpu/capacity/busiest/wait/others %, load average, bound and why, machine_busy and
+#     why) and benchmarks[].client_bound decided from it — a file without client_cpu flagged a
+#     busy machine, which the registry does not take for a saturated client —;
+#     benchmarks[].throughput_per_s is the registry's rate of the workload's first measure (it
+#     was ok units over wall_s); ops.*.failed_ms (time in failed warm calls); multi-query's
+#     whole searches timed whole (ops "multi-query/whole", "multi-query/paged"); samples[]
+#     client_cpu_percent, client_capacity_percent, others_cpu_percent, client_wait_percent,
+#     load_avg; sweeps[].steps[].client_bound and client_cpu.
 FORMAT_VERSION = 2
 
 #: ``target.name`` of a run against the built-in catalogue (``target.local``): its URL names a new
@@ -200,6 +210,8 @@ def _v2() -> tuple[Field, ...]:
             Field("benchmarks[].concurrency", int),
             Field("benchmarks[].throughput_per_s", float, nullable=True),
             Field("benchmarks[].ops", dict),
+            Field("benchmarks[].errors", dict),
+            Field("benchmarks[].client_cpu", dict),
             Field("benchmarks[].interface", str, check=_check_interface),
         ),
         "sweeps": (
