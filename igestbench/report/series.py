@@ -19,12 +19,14 @@ from igestbench.results.figures import (
     MEASURES,
     RATE,
     RowIndex,
-    entry_figures,
     summary_rows,
 )
 
 #: The workloads in the order the runner runs them.
 WORKLOADS = tuple(dict.fromkeys(m.workload for m in MEASURES))
+#: The measure each workload's scaling panels draw: one per workload (burst: createMany, how
+#: ingestion scales; its create rate is in the tables), so a chart keeps its eight panels.
+CHARTED = tuple(m for m in MEASURES if m.name in ("", "createMany"))
 #: CPU use above which the sampler counts a client as saturated.
 SATURATED_PERCENT = 90.0
 
@@ -65,24 +67,18 @@ def _by_site(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite]) -> list
     return sorted(runs, key=lambda r: rank.get(r.site, len(rank)))
 
 
-def failed(entry: Mapping[str, Any], workload: str) -> bool:
-    """The entry measured nothing: no call of its unit of work succeeded (the run stopped)."""
-    rows = [r for r in entry_figures(entry) if r.metric.endswith(RATE)]
-    return bool(rows) and all("failed" in r.marks for r in rows)
-
-
 def _label(run: CampaignRun, flavour: str) -> str:
     """A line's name in the key: site and flavour, and whether its figures are a quick tour's."""
     return f"{run.site} · {flavour}" + (" (quick tour)" if run.quick else "")
 
 
 def scaling_panels(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite]) -> tuple[Panel, ...]:
-    """Two panels per measure of each workload (burst: create and createMany): its rate and
-    mean latency against clients, as the registry of figures gives them (results/figures.py),
-    never 0 for a level whose workers failed (that is no measurement)."""
+    """Two panels per workload (:data:`CHARTED`: burst by its createMany batches): its rate
+    and mean latency against clients, as the registry of figures gives them
+    (results/figures.py), never 0 for a level whose workers failed (that is no measurement)."""
     panels = []
     indexed = [(run, RowIndex(summary_rows(run.result))) for run in _by_site(runs, sites)]
-    for measure in MEASURES:
+    for measure in CHARTED:
         lines: dict[str, list[tuple[float, float | None, float | None]]] = {}
         for run, index in indexed:
             for entry in run.result.benchmarks:

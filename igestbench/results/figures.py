@@ -79,6 +79,7 @@ __all__ = [
     "Measure",
     "RowIndex",
     "SummaryRow",
+    "cap_option",
     "client_bound",
     "compute_summary",
     "entry_figures",
@@ -505,12 +506,17 @@ def sweep_figures(sweep: Mapping[str, Any], cap_option: str = "--max-rate") -> l
     )]
 
 
+def cap_option(run: Mapping[str, Any]) -> str:
+    """The option that set a run's highest demanded rate, as a capped sweep names it."""
+    return "--rates/--max-rate" if run.get("mode") == "swarm" else "--max-rate"
+
+
 def compute_summary(doc: Mapping[str, Any]) -> list[SummaryRow]:
     """The summary rows of a result document, computed from its entries (what the runner
     writes as ``summary``, and what a file without one reads as)."""
     run = doc.get("run") if isinstance(doc.get("run"), Mapping) else {}
     assert isinstance(run, Mapping)
-    cap = "--rates" if run.get("mode") == "swarm" else "--max-rate"
+    cap = cap_option(run)
     rows: list[SummaryRow] = []
     for entry in doc.get("benchmarks") or ():
         if isinstance(entry, Mapping):
@@ -526,11 +532,25 @@ def summary_rows(result: ResultFile | Mapping[str, Any]) -> list[SummaryRow]:
     before the list existed, or one cut short before it was written — rows computed from its
     entries by the same rules."""
     doc = result.raw if isinstance(result, ResultFile) else result
+    cached = _READ.get(id(doc))
+    if cached is not None and cached[0] is doc:  # the tables and every chart ask per run
+        return list(cached[1])
     stored = doc.get("summary")
     if isinstance(stored, list) and (stored or not (doc.get("benchmarks") or doc.get("sweeps"))):
-        return [row for item in stored if isinstance(item, Mapping)
+        rows = [row for item in stored if isinstance(item, Mapping)
                 and (row := SummaryRow.from_dict(item)) is not None]
-    return compute_summary(doc)
+    else:
+        rows = compute_summary(doc)
+    if len(_READ) >= _READ_LIMIT:
+        _READ.clear()
+    _READ[id(doc)] = (doc, tuple(rows))  # the document is kept: its id cannot be reused
+    return rows
+
+
+#: The rows of the documents read lately, by the document's id (documents are not changed once
+#: read: a ResultFile's raw document is the loader's).
+_READ: dict[int, tuple[Mapping[str, Any], tuple[SummaryRow, ...]]] = {}
+_READ_LIMIT = 4096
 
 
 @dataclass

@@ -120,8 +120,40 @@ def _check_interface(value: Any) -> str | None:
     return None if value in INTERFACES else f"is {value!r}, not one of {', '.join(INTERFACES)}"
 
 
-def _check_bound(value: Any) -> str | None:
-    return None if value in ("lower", "upper") else f"is {value!r}, not lower or upper"
+#: The keys of a ``summary`` row (results/figures.py: SummaryRow): kind, required, nullable.
+#: Checked by one pass per row (a campaign holds 10,000s of rows; the generic per-field check
+#: cost merges a second).
+SUMMARY_KEYS: Mapping[str, tuple[type, bool, bool]] = {
+    "workload": (str, True, False), "interface": (str, True, False),
+    "flavour": (str, True, False), "clients": (int, False, True), "metric": (str, True, False),
+    "value": (float, False, True), "unit": (str, True, False), "text": (str, True, False),
+    "samples": (int, False, False), "bound": (str, False, True), "marks": (list, False, False),
+    "note": (str, False, True),
+}
+
+
+def _check_summary(rows: list[Any]) -> str | None:
+    """What is wrong with the first bad row of ``summary`` (a message naming the key), or
+    None; the message reads after the list's own path."""
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            return f"[{i}] is {json_type_name(row)}, expected an object"
+        for key, (kind, required, nullable) in SUMMARY_KEYS.items():
+            if key not in row:
+                if required:
+                    return f"[{i}]: missing required key {key}"
+                continue
+            value = row[key]
+            if value is None and nullable:
+                continue
+            if not is_kind(value, kind):
+                return f"[{i}].{key} is {json_type_name(value)}, expected {_JSON_NAMES[kind]}"
+        if row.get("interface") not in INTERFACES:
+            choices = ", ".join(INTERFACES)
+            return f"[{i}].interface is {row.get('interface')!r}, not one of {choices}"
+        if row.get("bound") not in (None, "lower", "upper"):
+            return f"[{i}].bound is {row.get('bound')!r}, not lower or upper"
+    return None
 
 
 @dataclass(frozen=True)
@@ -178,7 +210,7 @@ _V1 = (
     Field("probe", dict),
     Field("checks", list, items=dict),
     Field("scores", dict, nullable=True),
-    Field("summary", list, items=dict),
+    Field("summary", list, check=_check_summary),
     Field("benchmarks", list, items=dict),
     Field("sweeps", list, items=dict),
     Field("samples", list, items=dict),
@@ -222,20 +254,6 @@ def _v2() -> tuple[Field, ...]:
             Field("sweeps[].stopped", str, nullable=True),
         ),
         "samples": (Field("samples[].phase", str, required=True),),
-        "summary": (  # results/figures.py: SummaryRow
-            Field("summary[].workload", str, required=True),
-            Field("summary[].interface", str, required=True, check=_check_interface),
-            Field("summary[].flavour", str, required=True),
-            Field("summary[].clients", int, nullable=True),
-            Field("summary[].metric", str, required=True),
-            Field("summary[].value", float, nullable=True),
-            Field("summary[].unit", str, required=True),
-            Field("summary[].text", str, required=True),
-            Field("summary[].samples", int),
-            Field("summary[].bound", str, nullable=True, check=_check_bound),
-            Field("summary[].marks", list, items=str),
-            Field("summary[].note", str, nullable=True),
-        ),
     }
     fields: list[Field] = []
     for f in _V1:
@@ -349,5 +367,5 @@ def _field_problem(field: Field, present: bool, value: Any,
                 return f"{path}[{i}] is {json_type_name(entry)}, expected {items}"
         return None
     if field.check is not None and (reason := field.check(value)) is not None:
-        return f"{path} {reason}"
+        return f"{path}{'' if reason.startswith('[') else ' '}{reason}"  # "summary[3].unit …"
     return None

@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 from igestbench import __version__
 from igestbench.errors import Sv7Error
-from igestbench.results.figures import SummaryRow, entry_figures, sweep_figures
+from igestbench.results.figures import SummaryRow, cap_option, entry_figures, sweep_figures
 from igestbench.results.format import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -199,8 +199,7 @@ class ResultWriter:
         if name == "benchmarks":
             rows = entry_figures(item)
         else:
-            swarm = self._doc["run"].get("mode") == "swarm"
-            rows = sweep_figures(item, "--rates" if swarm else "--max-rate")
+            rows = sweep_figures(item, cap_option(self._doc["run"]))
         benchmarks = [r for r in self._rows if r.workload != "sweep"]
         sweeps = [r for r in self._rows if r.workload == "sweep"]
         if name == "benchmarks":

@@ -21,6 +21,7 @@ from igestbench.results.figures import (
     P99,
     RATE,
     SummaryRow,
+    cap_option,
     measures_of,
     summary_rows,
 )
@@ -171,5 +172,4 @@ def file_summary(path: Path) -> list[str]:
         result = load_result(path)
     except ResultFileError as exc:
         return [f"no summary: {exc}"]
-    swarm = result.raw["run"].get("mode") == "swarm"
-    return end_summary(summary_rows(result), result.sweeps, "--rates" if swarm else "--max-rate")
+    return end_summary(summary_rows(result), result.sweeps, cap_option(result.raw["run"]))
