@@ -288,3 +288,33 @@ def test_pooled_percentiles_are_hdrhs_own_for_one_histogram() -> None:
     p50, p99 = pooled_percentiles_ms([encoded], (50.0, 99.0))
     assert p50 == histogram.get_value_at_percentile(50.0) / 1000
     assert p99 == histogram.get_value_at_percentile(99.0) / 1000
+
+
+def test_summary_csv_rows_of_a_campaign(tmp_path: Path) -> None:
+    from igestbench.results.campaign import dump_campaign, load_campaign
+    from igestbench.results.campaign_file import CampaignConfig, CampaignSite, CampaignTarget
+    from igestbench.results.figures import (
+        SUMMARY_CSV_FIELDS,
+        campaign_summary,
+        summary_csv_cells,
+    )
+    from igestbench.results.merge import merge
+
+    url = "https://t.example/ICATService/ICAT"
+    sweep = {"flavour": "lean", "slo_ms": 50.0, "steps": [step(10, 2, 5), step(20, 60, 90)],
+             "sustained_rate": 10.0}
+    path = write_result(tmp_path, "A", url, benchmarks=[
+        entry("full-cycle", {"full-cycle": op([10.0, 12.0])})], sweeps=[sweep])
+    config = CampaignConfig("c", (CampaignSite("A"),), (CampaignTarget("T", url),))
+    dump_campaign(merge([path], config).document, tmp_path / "c.json")
+    lines = [summary_csv_cells(run, row)
+             for run, row in campaign_summary(load_campaign(tmp_path / "c.json"))]
+    assert all(len(line) == len(SUMMARY_CSV_FIELDS) for line in lines)
+    named = [dict(zip(SUMMARY_CSV_FIELDS, line, strict=True)) for line in lines]
+    rate = next(n for n in named if n["metric"] == "rate")
+    assert (rate["site"], rate["target"], rate["unit"], rate["text"]) == (
+        "A", "T", "cycles/s", "90.9 cycles/s")
+    sustained = named[-1]
+    assert (sustained["value"], sustained["text"], sustained["marks"]) == (10.0,
+                                                                         "10.0 requests/s", "")
+    assert sustained["note"] == "objective broken at 20.0 requests/s: p99 90.0 ms ≥ 50 ms"
