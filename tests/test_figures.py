@@ -318,3 +318,14 @@ def test_summary_csv_rows_of_a_campaign(tmp_path: Path) -> None:
     assert (sustained["value"], sustained["text"], sustained["marks"]) == (10.0,
                                                                          "10.0 requests/s", "")
     assert sustained["note"] == "objective broken at 20.0 requests/s: p99 90.0 ms ≥ 50 ms"
+
+
+def test_a_rows_own_reason_comes_without_the_clients_notes() -> None:
+    e = entry("burst", {}, problems=["worker 0: INTERNAL: boom; try again"],
+              client_cpu={"bound": True, "why": "the busiest client used 97 % of one core",
+                          "machine_busy": True, "busy_why": "a client waited for a core"})
+    row = by_metric(entry_figures(e))["create rate"]
+    assert row.marks == ("client-bound", "machine-busy", "failed")
+    assert row.reason == "failed: INTERNAL: boom; try again"
+    assert row.note == ("failed: INTERNAL: boom; try again; client-bound: the busiest client "
+                        "used 97 % of one core; machine busy: a client waited for a core")

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
 __all__ = ["SUMMARY_CSV_FIELDS", "SUMMARY_FIELDS", "RowIndex", "SummaryRow", "summary_csv_cells"]
 
+#: How the registry begins the notes the client's CPU adds after a figure's own.
+_CLIENT_NOTES = ("client-bound", "machine busy")
+
 #: The keys of a ``summary`` row in the result file, and the columns of summary.csv, in order.
 SUMMARY_FIELDS = ("workload", "interface", "flavour", "clients", "metric", "value", "unit",
                   "text", "samples", "bound", "marks", "note")
@@ -48,6 +51,14 @@ class SummaryRow:
     bound: str | None = None
     marks: tuple[str, ...] = ()
     note: str | None = None
+
+    @property
+    def reason(self) -> str | None:
+        """The figure's own note — why it failed, has no value or is bounded — without the
+        client's notes the registry adds after it (``client-bound: …``, ``machine busy: …``)."""
+        note = self.note or ""
+        cut = min((note.find(n) for n in _CLIENT_NOTES if n in note), default=len(note))
+        return note[:cut].removesuffix("; ") or None
 
     @property
     def key(self) -> tuple[str, str, str, int | None, str]:

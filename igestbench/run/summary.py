@@ -53,9 +53,11 @@ def phase_line(rows: Sequence[SummaryRow]) -> str:
             continue
         name = f"{measure.name} " if measure.name else ""
         if rate.value is None:
-            why = rate.note or ""
-            short = why.split(":")[0] if why else ""
-            parts.append(f"{name}{rate.text}" + (f" ({short})" if short else ""))
+            why = (rate.reason or "")
+            if "failed" in rate.marks:
+                parts.append(f"{name}{why or 'failed'}")
+            else:  # no value, and why in a word ("no warm call", "not measured")
+                parts.append(f"{name}{rate.text}" + (f" ({why.split(':')[0]})" if why else ""))
             continue
         latency = ", ".join(f"{label} {r.text}" for label, r in (("mean", mean), ("p99", p99))
                             if r is not None)
@@ -89,7 +91,7 @@ def _mark_notes(flagged: dict[str, list[SummaryRow]]) -> list[str]:
     once, with how many lines carry them (their reasons differ only in their numbers)."""
     lines = []
     for row in flagged.get("failed", []):
-        lines.append(f"failed: {_where(row)}: {(row.note or '').removeprefix('failed: ')}")
+        lines.append(f"failed: {_where(row)}: {(row.reason or '').removeprefix('failed: ')}")
     for mark, what in (("client-bound", "client-bound"), ("machine-busy", "machine busy")):
         rows = flagged.get(mark, [])
         if rows:
@@ -98,7 +100,7 @@ def _mark_notes(flagged: dict[str, list[SummaryRow]]) -> list[str]:
             more = f"; {len(rows) - 1} more lines alike" if len(rows) > 1 else ""
             lines.append(f"{_MARKS[mark]}: {_where(rows[0])}: {reason}{more}")
     for row in flagged.get("", []):
-        lines.append(f"—: {_where(row)}: {row.note}")
+        lines.append(f"—: {_where(row)}: {row.reason}")
     return lines
 
 
