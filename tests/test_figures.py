@@ -329,3 +329,40 @@ def test_a_rows_own_reason_comes_without_the_clients_notes() -> None:
     assert row.reason == "failed: INTERNAL: boom; try again"
     assert row.note == ("failed: INTERNAL: boom; try again; client-bound: the busiest client "
                         "used 97 % of one core; machine busy: a client waited for a core")
+
+
+def test_the_live_line_is_the_registrys_figure_over_the_calls_so_far() -> None:
+    """The issue: a live 'full-cycle/zeep/1: 107 done, 77.2/s' (it counted the cycles' steps)
+    ended as '29.365/s'. The live rate is the registry's over the same calls, so it converges
+    on the phase's figure: given all the calls, it is that figure."""
+    import io
+
+    from igestbench.measure.timing import TimingRecord
+    from igestbench.run.benchmarks import benchmark_entry
+    from igestbench.run.progress import LiveFigures, Progress
+    from igestbench.run.workers import WorkerOutcome, WorkerRun
+
+    ms = 1_000_000
+
+    def cycle(start: int, duration_ms: float, ok: bool = True) -> list[TimingRecord]:
+        # a failed cycle: its last step failed, and the cycle with it (one error, not two)
+        steps = [TimingRecord(f"full-cycle/lookup {e}", start, ms, ok or e != "Datafile",
+                              None if ok or e != "Datafile" else "IcatInternal")
+                 for e in ("Facility", "Dataset", "Datafile")]
+        return [*steps, TimingRecord("full-cycle", start, round(duration_ms * ms), ok,
+                                     None if ok else "IcatInternal")]
+
+    by_worker = {w: [r for i in range(6) for r in cycle(i * 40 * ms, 30.0 + w + i,
+                                                       ok=(w, i) != (1, 3))]
+                 for w in (0, 1)}
+    stream = io.StringIO()
+    progress = Progress(stream, live=True)
+    live = LiveFigures("full-cycle", 2)
+    progress.start("full-cycle/zeep/2", figures=live)
+    for worker, records in by_worker.items():
+        progress.records(records, worker=worker)
+    run = WorkerRun(by_worker, [WorkerOutcome(w, {}, [], None, 0) for w in (0, 1)], 0, 1)
+    final = by_metric(entry_figures(benchmark_entry("full-cycle", "zeep", 2, run)))
+    assert live.line() == f"12 calls, 1 error · {final['rate'].text}"
+    assert "cycles/s" in stream.getvalue() and final["rate"].samples == 9
+    assert final["errors"].value == 1

@@ -90,6 +90,7 @@ __all__ = [
     "Measure",
     "RowIndex",
     "SummaryRow",
+    "calls_of",
     "campaign_summary",
     "cap_option",
     "client_bound",
@@ -332,6 +333,15 @@ def _latency(entry: Mapping[str, Any], measure: Measure) -> tuple[dict[str, floa
     return {MEAN: mean, P50: p50, P99: p99}, n
 
 
+def calls_of(ops: Iterable[str]) -> set[str]:
+    """The operations among ``ops`` that are calls, not steps timed inside another recorded
+    operation (``full-cycle/lookup Dataset`` inside ``full-cycle``): a failed step fails its
+    call too, and one failure is one error."""
+    names = set(ops)
+    return {op for op in names
+            if not any("/".join(op.split("/")[:i]) in names for i in range(1, op.count("/") + 1))}
+
+
 def _errors(entry: Mapping[str, Any]) -> int:
     recorded = entry.get("errors")
     if isinstance(recorded, Mapping) and "calls" in recorded:
@@ -339,8 +349,9 @@ def _errors(entry: Mapping[str, Any]) -> int:
     # files before the count: failed warm calls, and clients that stopped with an error
     ops = entry.get("ops") if isinstance(entry.get("ops"), Mapping) else {}
     assert isinstance(ops, Mapping)
-    failed = sum(_count(op.get("count")) - _count(op.get("ok")) for op in ops.values()
-                 if isinstance(op, Mapping))
+    calls = calls_of(ops)
+    failed = sum(_count(op.get("count")) - _count(op.get("ok")) for name, op in ops.items()
+                 if name in calls and isinstance(op, Mapping))
     stopped = sum(1 for p in entry.get("problems") or () if _WORKER.match(str(p)))
     return failed + stopped
 
