@@ -24,6 +24,19 @@ Use::
     figure("burst", "createMany rate")   # the definition: unit, what is counted, over what
     format_value(412.3, "Datafiles/s") == "412 Datafiles/s"
 
+    index = RowIndex(summary_rows(result))   # look figures up one by one (tables, charts)
+    index.get("burst", "soap", "zeep", 1, "createMany rate")
+
+    for run, row in campaign_summary(campaign):    # summary.csv: SUMMARY_CSV_FIELDS columns
+        writer.writerow(summary_csv_cells(run, row))
+
+A row's ``marks`` (``client-bound``, ``machine-busy``, ``failed``, ``capped``) and ``bound``
+(``lower``: ≥, ``upper``: <) are what the page marks on the figure; ``note`` says why, and
+``reason`` is the figure's own part of it (why it failed or has no value). A sweep's verdict
+and its lines for a terminal are in :mod:`igestbench.results.sweeps`
+(``sweep_lines(entry, label)``, ``step_line(step, slo_ms)``). A new part with headline figures
+adds its definitions to :data:`FIGURES` and its section to :data:`SECTION_FIGURES`.
+
 **The definitions.** Each workload's unit of work is a :class:`Measure` (burst has two, one
 ``create`` per Datafile and ``createMany`` batches); each measure has four figures:
 
