@@ -127,11 +127,13 @@ def write_csv(report: Report, directory: Path) -> list[Path]:
          for t in report.interfaces for row in t.rows
          for col, cell in zip(t.columns, row.cells, strict=True)),
     ))
-    if report.transfers:
-        columns = list(report.transfers[0].__dataclass_fields__)
+    if report.transfers:  # the figures as numbers (the registry's values); texts on the page
+        columns = [f for f in report.transfers[0].__dataclass_fields__ if not f.endswith("_text")]
         written.append(_write(directory / "transfers.csv", columns,
                               ([getattr(row, f) for f in columns] for row in report.transfers)))
-    fields = list(report.benchmarks[0].__dataclass_fields__) if report.benchmarks else ["site"]
+    # the row's figures as numbers (the registry's values); their texts are on the page
+    fields = [f for f in report.benchmarks[0].__dataclass_fields__ if f != "figures"] \
+        if report.benchmarks else ["site"]
     written.append(_write(directory / "benchmarks.csv", fields,
                           ([getattr(row, f) for f in fields] for row in report.benchmarks)))
     return written

@@ -1,8 +1,8 @@
 """Ingestion with the bytes: the ids part's figures, beside the metadata benchmarks.
 
-One row per run, IDS client, concurrency level and file size: files per second and MB/s of
-``put`` and of ``getData``, as the run computed them (``transfers`` of its ``ids`` benchmark
-entries: over the time the clients spent in those calls, N clients in flight counted), and the
+One row per run, IDS client, concurrency level and file size: files/s and MB/s of ``put`` and
+of ``getData`` — the registry's figures (:mod:`igestbench.results.figures`, workload ``ids``),
+read from the run's summary, so the page says what the terminal and the file said — and the
 run's checks (files stored with the right size and checksum, downloads identical). From the
 file alone, as every table of the report.
 """
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from igestbench.results.campaign import Campaign
+from igestbench.results.campaign import Campaign, CampaignRun
+from igestbench.results.figures import IDS, MB_S, RATE, SummaryRow, ids_sizes, summary_rows
 
-WORKLOAD = "ids"
+_EMPTY = "—"
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class TransferRow:
     site: str
     target: str
     flavour: str
-    clients: int
+    clients: int | None
     #: the file size as the run named it (``1MiB``) and in bytes
     size: str
     size_bytes: int
@@ -31,6 +31,11 @@ class TransferRow:
     put_mb_per_s: float | None
     get_files_per_s: float | None
     get_mb_per_s: float | None
+    #: the same figures as the registry writes them (``12.3 files/s``), for the page
+    put_files_text: str
+    put_mb_text: str
+    get_files_text: str
+    get_mb_text: str
     #: files stored with the size and checksum sent, of those put; downloads identical, of those
     stored: str
     identical: str
@@ -38,32 +43,44 @@ class TransferRow:
     quick: bool = False
 
 
-def _figure(transfers: Mapping[str, Any], op: str, key: str) -> float | None:
-    value = transfers.get(op, {}).get(key)
-    return float(value) if isinstance(value, int | float) else None
+def _figure(rows: Mapping[str, SummaryRow], metric: str) -> tuple[float | None, str]:
+    row = rows.get(metric)
+    return (row.value, row.text) if row is not None else (None, _EMPTY)
+
+
+def _run_rows(run: CampaignRun, local: bool) -> list[TransferRow]:
+    figures: dict[tuple[str, int | None], dict[str, SummaryRow]] = {}
+    for row in summary_rows(run.result):
+        if row.workload == IDS:
+            figures.setdefault((row.flavour, row.clients), {})[row.metric] = row
+    found = []
+    for entry in run.result.benchmarks:
+        if entry.get("workload") != IDS:
+            continue
+        flavour = str(entry.get("flavour"))
+        clients = entry.get("concurrency") if isinstance(entry.get("concurrency"), int) else None
+        rows = figures.get((flavour, clients), {})
+        checks = entry.get("checks") if isinstance(entry.get("checks"), Mapping) else {}
+        assert isinstance(checks, Mapping)
+        stored = f"{checks.get('stored', 0)} / {checks.get('expected', 0)}"
+        identical = f"{checks.get('identical', 0)} / {checks.get('downloaded', 0)}"
+        for label, size in ids_sizes(entry):
+            put, put_text = _figure(rows, f"put {label} {RATE}")
+            put_mb, put_mb_text = _figure(rows, f"put {label} {MB_S}")
+            get, get_text = _figure(rows, f"getData {label} {RATE}")
+            get_mb, get_mb_text = _figure(rows, f"getData {label} {MB_S}")
+            found.append(TransferRow(
+                run.site, run.target, flavour, clients, label, size,
+                put, put_mb, get, get_mb, put_text, put_mb_text, get_text, get_mb_text,
+                stored, identical, local, run.quick,
+            ))  # fmt: skip
+    return found
 
 
 def transfer_rows(campaign: Campaign) -> list[TransferRow]:
+    targets = {t.name: t for t in campaign.targets}
     rows: list[TransferRow] = []
-    operators = {t.name: t for t in campaign.targets}
     for run in campaign.runs:
-        target = operators.get(run.target)
-        local = bool(target is not None and target.is_local_to(run.site))
-        for entry in run.result.benchmarks:
-            if entry.get("workload") != WORKLOAD:
-                continue
-            checks = entry.get("checks", {})
-            transfers = entry.get("transfers", {})
-            sizes = checks.get("file_sizes", {})
-            stored = f"{checks.get('stored', 0)} / {checks.get('expected', 0)}"
-            identical = f"{checks.get('identical', 0)} / {checks.get('downloaded', 0)}"
-            for label, size in sorted(sizes.items(), key=lambda item: item[1]):
-                put, get = f"ids/put/{label}", f"ids/getData/{label}"
-                rows.append(TransferRow(
-                    run.site, run.target, str(entry["flavour"]), int(entry["concurrency"]),
-                    label, int(size),
-                    _figure(transfers, put, "files_per_s"), _figure(transfers, put, "mb_per_s"),
-                    _figure(transfers, get, "files_per_s"), _figure(transfers, get, "mb_per_s"),
-                    stored, identical, local, run.quick,
-                ))  # fmt: skip
+        target = targets.get(run.target)
+        rows += _run_rows(run, bool(target is not None and target.is_local_to(run.site)))
     return rows

@@ -13,16 +13,15 @@ Files of at least :data:`NEXUS_MIN` bytes are NeXus files of the run, written by
 default 1 KiB) cannot hold a NeXus file's metadata and are raw data files of that size, as
 facilities upload beside their NeXus files.
 
-Figures per size (``transfers`` of the benchmark entry): files and bytes moved and the time the
-clients spent in those calls; files/s and MB/s are computed from them as every rate is, over
-the time spent in the calls (:func:`transfer_figures`).
+Figures per size and direction are the registry's (:mod:`igestbench.results.figures`, workload
+``ids``): files/s over the time the clients spent in those calls, as every rate, and MB/s (the
+same times the file's size); the entry's ``checks`` name the sizes (``file_sizes``).
 """
 
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -117,18 +116,6 @@ class _Compare:
         return same
 
 
-@dataclass
-class _Transfer:
-    files: int = 0
-    bytes: int = 0
-    ns: int = 0
-
-    def add(self, size: int, ns: int) -> None:
-        self.files += 1
-        self.bytes += size
-        self.ns += ns
-
-
 def run_ids_ingest(
     ctx: WorkloadContext,
     service: DataService,
@@ -139,27 +126,22 @@ def run_ids_ingest(
 ) -> WorkloadResult:
     """Upload ``count`` files of each payload, check them on the catalogue, download half."""
     stored: list[tuple[int, Payload]] = []
-    transfers: dict[str, _Transfer] = {}
     for payload in payloads:
         op = f"{PUT}/{payload.label}"
         for index in range(count):
             name = f"{ctx.tag.name}-{payload.label}-{index:04d}{payload.path.suffix}"
-            started = time.perf_counter_ns()
             try:
                 with ctx.timer.measure(op):
                     answer = service.put(payload.path, name, dataset_id, format_id)
             except (IdsFault, TransportFailure, IcatError):
                 continue  # recorded as a failed call
             ctx.journal.add("Datafile", answer.id)
-            took = time.perf_counter_ns() - started
-            transfers.setdefault(op, _Transfer()).add(payload.size, took)
             stored.append((answer.id, payload))
     problems = _check_catalogue(ctx, stored)
     downloaded = identical = 0
     for df_id, payload in _every_second(stored):
         op = f"{GET}/{payload.label}"
         compare = _Compare(payload.path)
-        started = time.perf_counter_ns()
         try:
             with ctx.timer.measure(op):
                 service.get_data([df_id], compare, payload.size)
@@ -167,7 +149,6 @@ def run_ids_ingest(
             compare.finish()
             continue
         downloaded += 1
-        transfers.setdefault(op, _Transfer()).add(payload.size, time.perf_counter_ns() - started)
         if compare.finish():
             identical += 1
         else:
@@ -178,7 +159,6 @@ def run_ids_ingest(
         "downloaded": downloaded,
         "identical": identical,
         "file_sizes": {p.label: p.size for p in payloads},
-        "transfers": {op: vars(t) for op, t in transfers.items()},
     }
     if len(stored) != count * len(payloads):
         problems.append(f"{count * len(payloads)} files, {len(stored)} stored")
@@ -225,22 +205,3 @@ def _check_catalogue(ctx: WorkloadContext, stored: Sequence[tuple[int, Payload]]
         if not bean.get("location"):
             problems.append(f"Datafile {df_id} has no location")
     return problems
-
-
-def transfer_figures(
-    transfers: Mapping[str, Mapping[str, int]], clients: int
-) -> dict[str, dict[str, Any]]:
-    """Files/s and MB/s per operation, over the time the clients spent in those calls (with N
-    clients in flight: N x moved / time), as every rate of a benchmark entry."""
-    figures: dict[str, dict[str, Any]] = {}
-    for op, t in sorted(transfers.items()):
-        seconds = t["ns"] / 1e9
-        rate = clients / seconds if seconds > 0 else None
-        figures[op] = {
-            "files": t["files"],
-            "bytes": t["bytes"],
-            "seconds": round(seconds, 6),
-            "files_per_s": round(t["files"] * rate, 3) if rate else None,
-            "mb_per_s": round(t["bytes"] * rate / 1e6, 3) if rate else None,
-        }
-    return figures

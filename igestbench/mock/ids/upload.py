@@ -2,7 +2,7 @@
 
 :class:`RawUpload` takes the body of ``PUT /ids/put`` as it is; :class:`FormUpload` reads the
 multipart form of ``POST /ids/put`` (ids.server's ``putAsPost``), keeps its small fields and
-streams its file part the same way (python-multipart's streaming parser). Both count the bytes
+streams its file part the same way (the multipart package's push parser). Both count the bytes
 and compute ids.server's checksum, the CRC-32 of the content, while writing. In a storage that
 is kept (``--ids-storage``) the file is synced to disk before the upload counts as complete, so
 a 201 means the bytes are on disk; a temporary storage skips that, as the catalogue's temporary
@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from python_multipart import MultipartParser
-from python_multipart.multipart import parse_options_header
+import multipart
 
 from igestbench.crc import crc32
 
@@ -56,7 +55,7 @@ class _FileWriter:
         self.crc = 0
         self._file: BinaryIO | None = None
 
-    def write(self, data: bytes | memoryview) -> None:
+    def write(self, data: bytes | bytearray | memoryview) -> None:
         if self._file is None:
             self._file = self.path.open("wb")
         self._file.write(data)
@@ -105,42 +104,57 @@ class FormUpload:
         self.before_file: dict[str, str] | None = None
         self.filename: str | None = None
         self.refused: str | None = None
-        self._headers: dict[bytes, bytes] = {}
-        self._name = b""
-        self._value = b""
-        self._field = b""
+        self._name = ""
+        self._value = bytearray()
         self._in_file = False
         self._in_field = False
-        kind, options = parse_options_header(content_type)
-        boundary = options.get(b"boundary")
-        self._parser: MultipartParser | None = None
-        if kind != b"multipart/form-data" or not boundary:
+        kind, options = multipart.parse_options_header(content_type)
+        boundary = options.get("boundary")
+        self._parser: multipart.PushMultipartParser | None = None
+        if kind != "multipart/form-data" or not boundary:
             self.refused = "Multipart content expected"  # ids.server's ServletException answer
             return
-        self._parser = MultipartParser(
-            boundary,
-            {
-                "on_part_begin": self._part_begin,
-                "on_header_field": self._header_field,
-                "on_header_value": self._header_value,
-                "on_header_end": self._header_end,
-                "on_headers_finished": self._headers_finished,
-                "on_part_data": self._part_data,
-                "on_part_end": self._part_end,
-            },
-        )
+        self._parser = multipart.PushMultipartParser(boundary, max_header_size=MAX_FIELD)
 
     def write(self, chunk: bytes) -> None:
-        if self._parser is not None and self.refused is None:
-            try:
-                self._parser.write(chunk)
-            except Exception:
-                self.refused = "Multipart content expected"
+        if self._parser is None or self.refused is not None or not chunk:
+            return
+        try:
+            for event in self._parser.parse(chunk):
+                self._event(event)
+        except multipart.MultipartError:
+            self.refused = "Multipart content expected"
+
+    def _event(self, event: multipart.MultipartSegment | bytes | bytearray | None) -> None:
+        if isinstance(event, multipart.MultipartSegment):
+            self._name = event.name or ""
+            self._value = bytearray()
+            # ids.server stores the first part with a file name; later ones are not stored here
+            self._in_file = event.filename is not None and self.before_file is None
+            self._in_field = event.filename is None
+            if self._in_file:
+                self.before_file = dict(self.fields)
+                self.filename = event.filename
+        elif event is None:  # the end of a part
+            if self._in_field:
+                if self._name not in FORM_FIELDS and self.before_file is None:
+                    # ids.server's message, its missing space included
+                    self.refused = self.refused or f"Form field {self._name}is not recognised"
+                self.fields[self._name] = self._value.decode("utf-8", "replace")
+            self._in_file = self._in_field = False
+        elif self._in_file:
+            self._writer.write(event)
+        elif self._in_field and len(self._value) < MAX_FIELD:
+            self._value += event
 
     def close(self) -> Upload:
         if self._parser is not None and self.refused is None:
-            with contextlib.suppress(Exception):
-                self._parser.finalize()
+            try:
+                for event in self._parser.parse(b""):  # the end of the input
+                    self._event(event)
+                self._parser.close()
+            except multipart.MultipartError:
+                self.refused = "Multipart content expected"
         if self.before_file is None:  # no file part: ids.server answers nothing (204)
             self._writer.abort()
             return Upload(None, fields=self.fields, refused=self.refused)
@@ -152,45 +166,3 @@ class FormUpload:
 
     def abort(self) -> None:
         self._writer.abort()
-
-    # --- parser callbacks ------------------------------------------------------------------
-
-    def _part_begin(self) -> None:
-        self._headers = {}
-
-    def _header_field(self, data: bytes, start: int, end: int) -> None:
-        self._field += data[start:end]
-
-    def _header_value(self, data: bytes, start: int, end: int) -> None:
-        self._value += data[start:end]
-
-    def _header_end(self) -> None:
-        self._headers[self._field.strip().lower()] = self._value.strip()
-        self._field = self._value = b""
-
-    def _headers_finished(self) -> None:
-        _, options = parse_options_header(self._headers.get(b"content-disposition", b""))
-        self._name = options.get(b"name", b"")
-        filename = options.get(b"filename")
-        self._value = b""
-        self._in_file = filename is not None and self.before_file is None
-        self._in_field = filename is None
-        if self._in_file:
-            self.before_file = dict(self.fields)
-            self.filename = (filename or b"").decode("utf-8", "replace")
-
-    def _part_data(self, data: bytes, start: int, end: int) -> None:
-        if self._in_file:
-            self._writer.write(memoryview(data)[start:end])
-        elif self._in_field and len(self._value) < MAX_FIELD:
-            self._value += data[start:end]
-
-    def _part_end(self) -> None:
-        if self._in_field:
-            name = self._name.decode("utf-8", "replace")
-            if name not in FORM_FIELDS and self.before_file is None and self.refused is None:
-                # ids.server's message, its missing space included
-                self.refused = f"Form field {name}is not recognised"
-            self.fields[name] = self._value.decode("utf-8", "replace")
-        self._in_file = self._in_field = False
-        self._value = b""
