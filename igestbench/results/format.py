@@ -52,7 +52,11 @@ FORMAT_NAME = "igestbench-result"
 #     was ok units over wall_s); ops.*.failed_ms (time in failed warm calls); multi-query's
 #     whole searches timed whole (ops "multi-query/whole", "multi-query/paged"); samples[]
 #     client_cpu_percent, client_capacity_percent, others_cpu_percent, client_wait_percent,
-#     load_avg; sweeps[].steps[].client_bound and client_cpu.
+#     load_avg; sweeps[].steps[].client_bound and client_cpu. The ids part (issue 22):
+#     benchmarks[].interface "ids" with workload "ids", ops ids/put/<size> and ids/getData/<size>
+#     and checks.file_sizes ({"1MiB": 1048576}: the registry's measures of the entry),
+#     target.data_service (the /ids/ping probe: url, served, version, problem), and
+#     cleanup.files_deleted / files_left (files removed through the IDS, and those left).
 FORMAT_VERSION = 2
 
 #: ``target.name`` of a run against the built-in catalogue (``target.local``): its URL names a new
