@@ -273,7 +273,7 @@ def test_errors_answer_ids_server_codes(ids: Ids) -> None:
 def test_delete_removes_file_and_datafile_but_waits_for_no_download(ids: Ids) -> None:
     root = ids.login()
     ds, fmt = ids.dataset(root)
-    big = os.urandom(8 * 1024 * 1024)
+    big = os.urandom(32 * 1024 * 1024)  # more than the buffers between producer and client
     df = ids.put(root, ds, fmt, big).json()["id"]
     # a download in progress holds its dataset: a delete meanwhile is "Data is busy" (503)
     with requests.get(ids.base + "getData", params={"sessionId": root, "datafileIds": df},

@@ -412,7 +412,7 @@ def test_check_without_a_login_is_unknown_unless_asked_for(
         and "--no-login" in line and line.count("\n") == 1
     assert cmd_check(_check_args(*target, "--no-login")) == 0
     line = capsys.readouterr().out
-    assert line.startswith("ICAT OK - 6.2.0, no login (--no-login), REST ok | rtt=")
+    assert line.startswith("ICAT OK - 6.2.0, no login (--no-login), REST ok, IDS ok | rtt=")
     assert "login=" not in line  # nothing logged in, nothing timed as a login
     # --no-login asks for no account, even where one is configured
     for name, value in (("SV7_AUTH", "simple"), ("SV7_USER", "reader"), ("SV7_PASSWORD", "x")):

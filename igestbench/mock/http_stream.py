@@ -165,8 +165,9 @@ class ThreadStream:
     ``produce(emit)`` runs in ``executor`` and calls ``emit(chunk)`` for each piece of the body;
     ``emit`` blocks while ``max_chunks`` chunks wait and raises :class:`StreamClosed` once the
     stream was closed. An exception in ``produce`` reaches :meth:`next_chunk`. ``finalize``
-    runs once at the end whatever happens — after the producer, or at :meth:`close` when the
-    producer never started (a HEAD request, a client gone before the first chunk).
+    runs once at the end whatever happens: when both the producer has ended and the stream was
+    closed (the HTTP layer closes it once the answer is sent, or the client is gone) — at
+    :meth:`close` alone when the producer never started (a HEAD request).
     """
 
     def __init__(
@@ -203,12 +204,13 @@ class ThreadStream:
             pass
         except BaseException as exc:
             error = exc
-        finally:
-            self._run_finalize()
-        with self._cond:
+        with self._cond:  # done and closed are read and set under one lock: one side finalizes
             self._done = True
             self._error = error
+            closed = self._closed
             waiter, self._waiter = self._waiter, None
+        if closed:  # the answer is gone already: nothing more to wait for
+            self._run_finalize()
         if waiter is not None:
             self.loop.call_soon_threadsafe(_wake, waiter)
 
@@ -249,8 +251,8 @@ class ThreadStream:
             self._closed = True
             self._chunks.clear()
             self._cond.notify_all()
-            started = self._started
-        if not started:
+            ended = not self._started or self._done
+        if ended:
             self._run_finalize()
 
     def _run_finalize(self) -> None:
