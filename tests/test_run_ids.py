@@ -35,6 +35,23 @@ def ids_run(cat: LocalCatalogue, out: Path, *more: str) -> list[str]:
     ]  # fmt: skip
 
 
+def uploading(cat: LocalCatalogue, out: Path, size: str, files: int) -> tuple[
+    subprocess.Popen[str], list[str]
+]:
+    """A long ids run at 2 clients, once ``files`` files are in the storage: (process, the
+    stderr lines so far)."""
+    proc = subprocess.Popen(
+        ids_run(cat, out, "--file-sizes", size, "--cycles", "400", "--concurrency", "2"),
+        env=credentials_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    lines = wait_for(proc, "ids/lean/2")
+    deadline = time.monotonic() + 60
+    while len(stored(cat)) < files:  # uploads under way
+        assert time.monotonic() < deadline and proc.poll() is None
+        time.sleep(0.02)
+    return proc, lines
+
+
 def test_the_ids_part_uploads_checks_downloads_and_cleans_up(tmp_path: Path) -> None:
     with LocalCatalogue(ServeConfig()) as cat:
         args = ids_run(cat, tmp_path, "--file-sizes", "1KiB,200KiB", "--cycles", "3",
@@ -65,16 +82,7 @@ def test_the_ids_part_uploads_checks_downloads_and_cleans_up(tmp_path: Path) -> 
 
 def test_sigterm_in_the_middle_of_the_uploads_leaves_nothing(tmp_path: Path) -> None:
     with LocalCatalogue(ServeConfig()) as cat:
-        proc = subprocess.Popen(
-            ids_run(cat, tmp_path, "--file-sizes", "2MiB", "--cycles", "400",
-                    "--concurrency", "2"),
-            env=credentials_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        wait_for(proc, "ids/lean/2")
-        deadline = time.monotonic() + 60
-        while len(stored(cat)) < 6:  # uploads under way
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.02)
+        proc, _ = uploading(cat, tmp_path, "2MiB", 6)
         started = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=120)
@@ -88,17 +96,8 @@ def test_sigterm_in_the_middle_of_the_uploads_leaves_nothing(tmp_path: Path) -> 
 
 def test_kill_9_then_sv7_cleanup_leaves_nothing_in_the_storage(tmp_path: Path) -> None:
     with LocalCatalogue(ServeConfig()) as cat:
-        proc = subprocess.Popen(
-            ids_run(cat, tmp_path, "--file-sizes", "1MiB", "--cycles", "400",
-                    "--concurrency", "2"),
-            env=credentials_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        journal = journal_line(wait_for(proc, "sv7: journal: "))
-        wait_for(proc, "ids/lean/2")
-        deadline = time.monotonic() + 60
-        while len(stored(cat)) < 10:
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.02)
+        proc, lines = uploading(cat, tmp_path, "1MiB", 10)
+        journal = journal_line(lines)
         proc.kill()
         proc.wait(timeout=30)
         assert proc.stdout is not None and proc.stderr is not None
