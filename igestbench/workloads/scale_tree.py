@@ -2,7 +2,8 @@
 
 The shape is a facility's, not a benchmark's: Investigations of
 :attr:`TreeShape.datasets_per_investigation` Datasets, Datasets of a few hundred Datafiles
-(:attr:`TreeShape.files_per_dataset`), a numeric DatafileParameter on one Datafile in :attr:`TreeShape.parameter_every`, and on every
+(:attr:`TreeShape.files_per_dataset`), a numeric DatafileParameter on one Datafile in
+:attr:`TreeShape.parameter_every`, and on every
 Investigation an InvestigationUser naming the member account (when it has a User row), so that
 the member reads the tree through ICAT's usual membership rules. Each size is grown on top of the
 last, through createMany batches of :attr:`TreeShape.batch` Datafiles, each batch journaled as
