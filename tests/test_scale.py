@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from igestbench.client import ClientConfig
+from igestbench.client import ClientConfig, connect
 from igestbench.config import RunConfig, ServeConfig, load_run_config
 from igestbench.errors import UsageError
 from igestbench.icat.beans import Bean
@@ -25,9 +25,14 @@ from igestbench.run import scale
 from igestbench.run.cleanup import RunJournal
 from igestbench.run.progress import Progress
 from igestbench.run.runner import Target
-from igestbench.workloads import RunTag
+from igestbench.workloads import Journal, RunTag
 from igestbench.workloads.scale_queries import QUERIES
-from igestbench.workloads.scale_rules import MEMBERSHIP_ENTITIES, membership_rule
+from igestbench.workloads.scale_rules import (
+    MEMBERSHIP_ENTITIES,
+    add_membership_rules,
+    membership_rule,
+)
+from igestbench.workloads.scale_tree import ScaleTree, TreeShape
 from tests.test_run import credentials_env, left_on_server, sv7
 
 READER = {"username": "reader", "password": "reader"}
@@ -207,12 +212,6 @@ def test_the_added_rules_grant_nothing_outside_the_run_s_tree(tmp_path: Path) ->
         sid = cat.service.login("simple", ROOT)
         member_id = cat.service.create(sid, Bean("User", {"name": "simple/reader"}))
         other_tree(cat, member_id)
-        from igestbench.workloads import Journal
-        from igestbench.workloads.scale_rules import add_membership_rules
-        from igestbench.workloads.scale_tree import ScaleTree, TreeShape
-
-        from igestbench.client import connect
-
         client = connect(ClientConfig(cat.service_url), "lean")
         client.login("simple", {"username": "ingest", "password": "ingest"})
         tree = ScaleTree(client, Journal(), "sv7-test-run-scale", TreeShape(files_per_dataset=10),
@@ -222,7 +221,8 @@ def test_the_added_rules_grant_nothing_outside_the_run_s_tree(tmp_path: Path) ->
         add_membership_rules(client, Journal(), tree.facility)
         client.close()
         outside = {
-            "Investigation": "x.facility.name", "InvestigationUser": "x.investigation.facility.name",
+            "Investigation": "x.facility.name",
+            "InvestigationUser": "x.investigation.facility.name",
             "Dataset": "x.investigation.facility.name",
             "Datafile": "x.dataset.investigation.facility.name",
             "DatafileParameter": "x.datafile.dataset.investigation.facility.name",
