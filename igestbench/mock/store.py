@@ -91,6 +91,10 @@ class Store:
         with self.transaction():
             for ddl in tables.schema_sql(profile):
                 self.conn.execute(ddl)
+            existing = self.conn.execute(
+                "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index'").fetchall()
+            for name in tables.stale_indexes(profile, existing):
+                self.conn.execute(f"DROP INDEX IF EXISTS {quote(name)}")
         self._insert_sql: dict[tuple[str, tuple[str, ...]], str] = {}
 
     @property
