@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from igestbench.measure.stats import LatencyStats, OpStats, mean_ci95, merge_ops
+from igestbench.results.sweeps import meets_objective
 
 if TYPE_CHECKING:
     from igestbench.measure.sampler import Sampler
@@ -47,8 +48,6 @@ __all__ = [
 FAILED_ERROR_FRACTION = 0.5
 #: ... or with a corrected median beyond this many times the objective.
 FAILED_SLO_FACTOR = 10.0
-#: The error fraction a sustained rate must stay under.
-SUSTAINED_ERROR_FRACTION = 0.01
 
 
 @dataclass(frozen=True)
@@ -151,10 +150,12 @@ def step_failure(step: StepResult, slo_ms: float) -> str | None:
 
 
 def meets_slo(step: StepResult, slo_ms: float) -> bool:
-    """Corrected mean and p99 under ``slo_ms``, fewer than 1 % errors."""
-    if not step.corrected.count or step.error_fraction >= SUSTAINED_ERROR_FRACTION:
+    """Corrected mean and p99 under ``slo_ms``, fewer than 1 % errors: the objective as
+    :func:`igestbench.results.sweeps.objective_problem` defines it for the file's steps."""
+    if not step.corrected.count:
         return False
-    return step.corrected.mean_ms < slo_ms and step.corrected.percentile_ms(99.0) < slo_ms
+    return meets_objective(step.corrected.mean_ms, step.corrected.percentile_ms(99.0),
+                           step.error_count, step.sent, slo_ms)
 
 
 def sustained_rate(steps: Sequence[StepResult], slo_ms: float) -> float | None:
