@@ -289,7 +289,7 @@ class Runner:
             from igestbench.run import scale
 
             scale.scale(config, target, writer, self.progress, self.tag, self.journal.path,
-                        self.interfaces)  # fmt: skip
+                        self.interfaces, sampler)  # fmt: skip
             # the tree goes as soon as it is measured (10^5 Datafiles and up: polite)
             self.journal.clean_group(target)
 

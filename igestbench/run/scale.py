@@ -14,8 +14,8 @@ sizes measured; what the part created is journaled per batch and removed by the 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ from igestbench.config import RunConfig
 from igestbench.errors import Sv7Error
 from igestbench.icat.credentials import Credentials
 from igestbench.icat.faults import IcatError
+from igestbench.measure.sampler import Sampler
 from igestbench.measure.stats import LatencyStats
 from igestbench.results import ResultWriter
 from igestbench.results.figures import MS, POPULATION_RATE, SCALE, figure, format_value
@@ -86,42 +87,60 @@ def _user_id(catalogue: Catalogue, user_name: str) -> int | None:
     return int(found[0]) if found else None
 
 
+class _Tally:
+    """The timed calls of one query by one role: latency of the good ones, errors, rows."""
+
+    def __init__(self, calls: int) -> None:
+        self.calls = calls
+        self.durations: list[int] = []
+        self.errors: dict[str, int] = {}
+        self.rows: list[int] = []
+        self.last_error = ""
+
+    def entry(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"n": len(self.durations), "calls": self.calls}
+        if self.durations:
+            stats = LatencyStats.of(self.durations)
+            entry.update(p50_ms=round(stats.percentile_ms(50), 3),
+                         p99_ms=round(stats.percentile_ms(99), 3),
+                         mean_ms=round(stats.mean_ms, 3))  # fmt: skip
+            # the same every call, but on a tree's ragged edge (a part-filled Dataset)
+            entry["rows"] = sorted(self.rows)[len(self.rows) // 2]
+        else:
+            entry.update(p50_ms=None, p99_ms=None, mean_ms=None, rows=None)
+        if self.errors:
+            entry["errors"] = self.errors
+            entry["error"] = self.last_error
+        return entry
+
+
 def measure_query(
-    catalogue: Catalogue, tree: ScaleTree, query: ScaleQuery, calls: int = CALLS,
+    clients: Sequence[Catalogue], tree: ScaleTree, query: ScaleQuery, calls: int = CALLS,
     warmup: int = WARMUP,
-) -> dict[str, Any]:  # fmt: skip
-    """``calls`` timed calls of ``query`` after ``warmup`` untimed ones, each on another part
-    of the tree: latency (successful calls), errors by kind, rows of the answers."""
-    durations: list[int] = []
-    errors: dict[str, int] = {}
-    rows: set[int] = set()
-    last_error = ""
+) -> list[dict[str, Any]]:  # fmt: skip
+    """``calls`` timed calls of ``query`` by each of ``clients`` (one per role) after ``warmup``
+    untimed ones, each turn on another part of the tree. The roles take turns — call *i* of
+    each asks for the same object, and who goes first alternates — so that a busy machine's
+    drift and the database's caches weigh on every role alike and their ratio holds."""
+    tallies = [_Tally(calls) for _ in clients]
     for turn in range(warmup + calls):
         call = query.call(tree, turn)
-        started = time.perf_counter_ns()
-        try:
-            found = ask(catalogue, call)
-        except (IcatError, WrongResult) as exc:
+        order = list(zip(clients, tallies, strict=True))
+        for client, tally in order if turn % 2 == 0 else reversed(order):
+            started = time.perf_counter_ns()
+            try:
+                found = ask(client, call)
+            except (IcatError, WrongResult) as exc:
+                if turn >= warmup:
+                    name = type(exc).__name__
+                    tally.errors[name] = tally.errors.get(name, 0) + 1
+                    tally.last_error = str(exc)
+                continue
+            elapsed = time.perf_counter_ns() - started
             if turn >= warmup:
-                errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
-                last_error = str(exc)
-            continue
-        elapsed = time.perf_counter_ns() - started
-        if turn >= warmup:
-            durations.append(elapsed)
-            rows.add(found)
-    entry: dict[str, Any] = {"n": len(durations), "calls": calls}
-    if durations:
-        stats = LatencyStats.of(durations)
-        entry.update(p50_ms=round(stats.percentile_ms(50), 3),
-                     p99_ms=round(stats.percentile_ms(99), 3), mean_ms=round(stats.mean_ms, 3))
-        entry["rows"] = sorted(rows)[len(rows) // 2]  # the same every call but on a ragged edge
-    else:
-        entry.update(p50_ms=None, p99_ms=None, mean_ms=None, rows=None)
-    if errors:
-        entry["errors"] = errors
-        entry["error"] = last_error
-    return entry
+                tally.durations.append(elapsed)
+                tally.rows.append(found)
+    return [t.entry() for t in tallies]
 
 
 class ScalePart:
@@ -159,9 +178,8 @@ class ScalePart:
                 }  # fmt: skip
                 self.sizes.append(entry)
                 for interface in self.interfaces:
-                    for role in self.roles:
-                        entry["queries"] += self._measure(tree, interface, role)
-                        self.writer.set_section("scale", self.section())
+                    entry["queries"] += self._measure(tree, interface)
+                    self.writer.set_section("scale", self.section())
                 self.progress.finish(self._line(entry))
         return self.section()
 
@@ -216,13 +234,16 @@ class ScalePart:
         self.progress.note(f"scale: rules: {self.rules['why']}")
         return tree
 
-    def _measure(self, tree: ScaleTree, interface: str, role: Role) -> list[dict[str, Any]]:
-        entries = []
-        with logged_in(self.target, role.credentials, FLAVOURS[interface]) as client:
+    def _measure(self, tree: ScaleTree, interface: str) -> list[dict[str, Any]]:
+        """The query set over ``interface``, every role logged in on a client of its own."""
+        with ExitStack() as stack:
+            clients = [stack.enter_context(logged_in(self.target, r.credentials,
+                                                     FLAVOURS[interface])) for r in self.roles]
+            entries = []
             for query in QUERIES:
-                figures = measure_query(client, tree, query, self.calls)
-                entries.append({"query": query.name, "interface": interface, "role": role.name,
-                                **figures})  # fmt: skip
+                figures = measure_query(clients, tree, query, self.calls)
+                entries += [{"query": query.name, "interface": interface, "role": role.name,
+                             **f} for role, f in zip(self.roles, figures, strict=True)]
         return entries
 
     def section(self) -> dict[str, Any]:
@@ -263,12 +284,14 @@ class ScalePart:
 
 def scale(
     config: RunConfig, target: Target, writer: ResultWriter, progress: Progress, tag: RunTag,
-    journal_path: Path, interfaces: tuple[str, ...],
+    journal_path: Path, interfaces: tuple[str, ...], sampler: Sampler | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """Run the part; its section is in the file after every size (also after a stop)."""
+    """Run the part; its section is in the file after every size (also after a stop). The
+    sampler, if given, files the machine's load under the phase ``scale``."""
     part = ScalePart(config, target, writer, progress, tag, journal_path, interfaces)
     try:
-        return part.run()
+        with sampler.phase("scale") if sampler is not None else nullcontext():
+            return part.run()
     finally:
         if part.sizes or part.rules:
             writer.set_section("scale", part.section())
