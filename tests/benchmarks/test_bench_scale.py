@@ -1,0 +1,181 @@
+"""The local catalogue at production size (issue 21, point 6), beside real ICAT 6.2.0.
+
+``sv7 serve --db FILE --example-data`` in its own process is grown, through createMany calls of
+10,000 Datafiles (a DatafileParameter on one in four), to each size of
+``SV7_BENCH_SCALE_SIZES`` (default 100,000 and 1,000,000), with the scale part's own tree
+(:mod:`igestbench.workloads.scale_tree`: Investigations of 25 Datasets of 400 Datafiles, the
+member an InvestigationUser of each, ICAT's membership rules restricted to the tree). Printed
+per size: the createMany rate (median of the calls, Datafiles/s), the server's resident memory,
+and the scale part's query set as root and as the member taking turns — p50 of 20 calls with
+the lean client, the server's CPU time per call — beside real ICAT 6.2.0's medians at 102,000
+Datafiles as issue 21 recorded them (Payara + MariaDB on a 2-core machine of the same kind).
+
+With ``SV7_BENCH_REAL_ICAT=URL`` (a real ICAT on loopback, root ``simple/root`` with
+``SV7_BENCH_REAL_PASSWORD``, default ``root``) the same tree is grown there too, to each size of
+``SV7_BENCH_REAL_SIZES`` (default 10,000: a real ICAT takes about 30 s per 10,000), the same
+queries are asked of both side by side, and the tree is removed from the real server again.
+Printed, never asserted: the figures depend on the machine.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from igestbench.client import Catalogue, ClientConfig, connect
+from igestbench.run.scale import measure_query
+from igestbench.workloads import Journal, cleanup
+from igestbench.workloads.scale_queries import QUERIES
+from igestbench.workloads.scale_rules import add_membership_rules
+from igestbench.workloads.scale_tree import ScaleTree, TreeShape
+from tests.benchmarks.served import served_catalogue
+
+pytestmark = pytest.mark.benchmark(group="catalogue at scale")
+
+#: issue 21: real ICAT 6.2.0, SOAP, medians of 20 calls at 102,000 Datafiles, and its
+#: createMany rate; the rows whose query is the scale part's own
+REAL_AT_102000_MS = {"name": 87.9, "count": 33.2, "like-prefix": 108.6}
+REAL_POPULATION_PER_S = 330.0
+#: issue 21: at least 20,000 Datafiles/s by createMany of 10,000; 3x faster than real ICAT
+TARGET_RATE, TARGET_FACTOR = 20_000.0, 3.0
+BATCH = 10_000
+
+
+def _sizes(variable: str, default: str) -> list[int]:
+    return [int(s.replace("_", "")) for s in os.environ.get(variable, default).split(",") if s]
+
+
+def _login(url: str, user: str, password: str) -> Catalogue:
+    client = connect(ClientConfig(url), "lean")
+    client.login("simple", {"username": user, "password": password})
+    return client
+
+
+class Grown:
+    """A catalogue with the scale part's tree, grown size after size."""
+
+    def __init__(self, url: str, root_password: str, facility: str, local: bool) -> None:
+        self.url = url
+        self.root = _login(url, "root", root_password)
+        self.journal = Journal(facility=facility)
+        found = self.root.search("SELECT u.id FROM User u WHERE u.name = 'simple/reader'")
+        self.tree = ScaleTree(self.root, self.journal, facility, TreeShape(batch=BATCH),
+                              member_user_id=int(found[0]) if found else None)  # fmt: skip
+        self.tree.found()
+        if local:  # a real ICAT's own rules decide (its reader reads everything there)
+            add_membership_rules(self.root, self.journal, facility)
+        self.member = _login(url, "reader", "reader") if found else None
+        self.rates: list[float] = []
+
+    def grow_to(self, size: int) -> float:
+        """Grow in createMany calls of BATCH; the median rate of the calls (Datafiles/s)."""
+        rates = []
+        while self.tree.size < size:
+            step = min(size, self.tree.size + BATCH)
+            growth = self.tree.grow_to(step)
+            if growth.rate_per_s is not None and growth.datafiles == BATCH:
+                rates.append(growth.rate_per_s)
+        self.rates += rates
+        return statistics.median(rates) if rates else float("nan")
+
+    def queries(self, server: psutil.Process | None) -> dict[str, dict[str, Any]]:
+        out = {}
+        clients = [self.root, *([self.member] if self.member else [])]
+        for query in QUERIES:
+            cpu0 = sum(server.cpu_times()[:2]) if server else 0.0
+            figures = measure_query(clients, self.tree, query)
+            cpu = (sum(server.cpu_times()[:2]) - cpu0) if server else None
+            calls = sum(f["n"] for f in figures) + 2 * len(clients)
+            out[query.name] = {"root": figures[0], "member": figures[1] if self.member else None,
+                               "server_cpu_ms": cpu / calls * 1000 if cpu is not None else None}
+        return out
+
+    def remove(self) -> None:
+        cleanup(self.root, self.journal)
+        for client in (self.root, self.member):
+            if client is not None:
+                client.logout()
+                client.close()
+
+
+@pytest.fixture(scope="module")
+def local() -> Iterator[tuple[Grown, psutil.Process]]:
+    with tempfile.TemporaryDirectory(prefix="sv7-bench-scale-") as tmp, served_catalogue(
+        "--db", str(Path(tmp) / "scale.sqlite"), "--example-data"
+    ) as (proc, url):  # fmt: skip
+        grown = Grown(url, "root", "sv7-bench-local-scale", local=True)
+        yield grown, psutil.Process(proc.pid)
+
+
+def _ms(figures: dict[str, Any] | None) -> str:
+    value = figures["p50_ms"] if figures else None
+    return "—" if value is None else f"{value:8.2f}"
+
+
+def test_population_and_queries_at_size(
+    local: tuple[Grown, psutil.Process], capsys: pytest.CaptureFixture[str]
+) -> None:
+    grown, server = local
+    loadavg = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() \
+        else ["?"]  # fmt: skip
+    with capsys.disabled():
+        print(f"\ncatalogue at scale, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+              f"load average {' '.join(loadavg)}")
+    for size in _sizes("SV7_BENCH_SCALE_SIZES", "100000,1000000"):
+        started = time.perf_counter()
+        rate = grown.grow_to(size)
+        took = time.perf_counter() - started
+        figures = grown.queries(server)
+        rss = server.memory_info().rss / 2**20
+        with capsys.disabled():
+            print(f"\n{size:,} Datafiles: grown in {took:.0f} s, createMany of {BATCH:,}: "
+                  f"median {rate:,.0f} Datafiles/s (target {TARGET_RATE:,.0f}; real ICAT "
+                  f"{REAL_POPULATION_PER_S:,.0f}); server RSS {rss:,.0f} MiB")
+            print(f"  {'query':17} {'root p50':>9} {'member':>9} {'srv CPU':>8}  real@102k")
+            for name, f in figures.items():
+                real = REAL_AT_102000_MS.get(name)
+                ratio = (f"{real:6.1f} ms ({real / f['root']['p50_ms']:.1f}x)"
+                         if real and f["root"]["p50_ms"] else "")  # fmt: skip
+                cpu = f["server_cpu_ms"]
+                print(f"  {name:17} {_ms(f['root'])} {_ms(f['member'])} "
+                      f"{cpu if cpu is not None else float('nan'):7.2f}  {ratio}")
+                errors = [x.get("error") for x in (f["root"], f["member"]) if x and x.get("error")]
+                assert not errors, errors  # a wrong answer is no figure
+    assert grown.tree.size > 0
+
+
+@pytest.mark.skipif("SV7_BENCH_REAL_ICAT" not in os.environ,
+                    reason="set SV7_BENCH_REAL_ICAT=URL of a real ICAT on loopback")
+def test_side_by_side_with_a_real_icat(
+    local: tuple[Grown, psutil.Process], capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = os.environ["SV7_BENCH_REAL_ICAT"]
+    password = os.environ.get("SV7_BENCH_REAL_PASSWORD", "root")
+    tag = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    real = Grown(url, password, f"sv7-bench-{tag}-scale", local=False)
+    fresh = Grown(local[0].url, "root", f"sv7-bench-{tag}-scale-local", local=True)
+    try:
+        for size in _sizes("SV7_BENCH_REAL_SIZES", "10000"):
+            rates = (real.grow_to(size), fresh.grow_to(size))
+            # the local tree is the only thing that grows here: the first test's tree stays
+            base = local[0].tree.size
+            sides = (real.queries(None), fresh.queries(local[1]))
+            with capsys.disabled():
+                print(f"\nside by side at {size:,} Datafiles of the tree (local catalogue: "
+                      f"{base + size:,} in all): createMany of {BATCH:,} real {rates[0]:,.0f} / "
+                      f"local {rates[1]:,.0f} Datafiles/s")
+                print(f"  {'query':17} {'real p50':>9} {'local p50':>9}  real/local")
+                for name in sides[0]:
+                    r, lo = sides[0][name]["root"]["p50_ms"], sides[1][name]["root"]["p50_ms"]
+                    print(f"  {name:17} {r:9.2f} {lo:9.2f}  {r / lo:5.1f}x")
+    finally:
+        real.remove()
+        fresh.remove()
