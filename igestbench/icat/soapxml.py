@@ -190,11 +190,15 @@ def decode_bean(
                 on_unknown(entity, name)
             continue
         f, rel, target = found
-        if child.get(XSI_NIL) in ("true", "1"):
+        text = child.text
+        if text is None and child.get(XSI_NIL) in ("true", "1"):  # nil elements have no text
             values[name] = None
         elif rel is RelType.ATTRIBUTE:
+            if f.type == "String" and text is not None:
+                values[name] = text  # the common case, without a call
+                continue
             try:
-                values[name] = from_text(f, child.text or "", zone)
+                values[name] = from_text(f, text or "", zone)
             except ValueError as exc:
                 raise DecodeError(f"{entity.name}.{exc}") from None
         elif rel is RelType.ONE:
