@@ -276,3 +276,32 @@ def test_growth_words() -> None:
     assert "scans" in linear.meaning
     assert word_for(0.3) == "logarithmic"
     assert fit([1000], [3.0]) is None
+
+
+def test_a_signal_during_the_part_stops_it_with_cleanup(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    from tests.test_run_stop import result_of, wait_for
+
+    with LocalCatalogue(ServeConfig()) as cat:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "igestbench", "run", "--target", cat.service_url, "--parts",
+             "scale", "--scale-sizes", "200,60000", "--interface", "soap", "--out",
+             str(tmp_path)],
+            env=credentials_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            wait_for(proc, "scale/60,000")  # growing: a createMany in flight or about to be
+            proc.send_signal(signal.SIGTERM)
+            _, err = proc.communicate(timeout=120)
+        finally:
+            proc.kill()
+        assert proc.returncode == 143, err
+        assert left_on_server(cat) == 0
+        assert count(cat, "SELECT COUNT(x) FROM Datafile x") == 0
+    data = result_of(tmp_path)
+    assert data["run"]["status"] == "interrupted"
+    assert [s["size"] for s in data["scale"]["sizes"]][:1] == [200]  # the size measured is kept
+    assert data["cleanup"]["left"] == 0
