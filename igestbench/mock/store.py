@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import functools
+import logging
 import sqlite3
 import tempfile
 import threading
@@ -37,6 +38,8 @@ from igestbench.icat.schema import ENUMERATIONS, Entity, Field, Profile, RelType
 from igestbench.mock import tables
 from igestbench.mock.tables import column_name, quote, table, to_sql
 
+log = logging.getLogger(__name__)
+
 #: SQLite virtual machine steps between two looks at the time budget (about 0.1 ms of work).
 _PROGRESS_STEPS = 10_000
 #: What SQLite says when a statement exceeds one of its size limits: the query is too large.
@@ -49,6 +52,12 @@ _TOO_LARGE = (
     "too many columns",
     "LIKE or GLOB pattern too complex",
 )
+
+#: Statistics are refreshed once this many rows were written since the last time, and at least
+#: as many as then (so at 20,000, 40,000, 80,000 … rows: a few times per order of magnitude),
+#: each index sampled on this many rows.
+ANALYZE_FROM = 20_000
+ANALYSIS_LIMIT = 2_000
 
 #: Called as ``check(access, entity, id)`` inside a write's transaction; raises to refuse it.
 AccessCheck = Callable[[str, Entity, int], None]
@@ -94,6 +103,11 @@ class Store:
         self._depth = 0
         #: Bumped on every change of an AUTHZ_ENTITIES table; the authorizer caches per value.
         self.authz_generation = 0
+        #: rows written by this process, and their number at the last ANALYZE (see _analyze)
+        self._written = 0
+        self._analyzed_at = 0
+        #: bumped by each ANALYZE: every thread's connection then loads the new statistics
+        self.statistics = 0
         self.fresh = not self._has_tables()
         with self.transaction():
             for ddl in tables.schema_sql(profile):
@@ -111,6 +125,12 @@ class Store:
         if conn is None:
             conn = self._connect()
             self._local.conn = conn
+            self._local.statistics = self.statistics
+        elif self._local.statistics != self.statistics and not conn.in_transaction:
+            # another thread refreshed the statistics: a connection loads them only with its
+            # schema, so load them again (reads a small table)
+            conn.execute("ANALYZE sqlite_schema")
+            self._local.statistics = self.statistics
         return conn
 
     def _connect(self) -> sqlite3.Connection:
@@ -206,8 +226,34 @@ class Store:
                 raise
             self._depth -= 1
             conn.execute("COMMIT" if self._depth == 0 else f"RELEASE {name}")
+            if self._depth == 0 and self._written - self._analyzed_at >= max(
+                    ANALYZE_FROM, self._analyzed_at) and not getattr(self._local, "inline", False):
+                self._analyze(conn)
         finally:
             self._lock.release()
+
+    def _analyze(self, conn: sqlite3.Connection) -> None:
+        """Refresh SQLite's statistics of every index, from a sample of each (milliseconds at
+        any size). Without them SQLite guesses how selective a condition is — for a numeric
+        range over a parameter beside its type, the type's index, a scan of every parameter
+        of that type — where ICAT's database, which keeps statistics, walks the value's index.
+        Each connection loads them when it next prepares a statement after the change."""
+        self._analyzed_at = self._written
+        deadline, self._local.deadline = getattr(self._local, "deadline", None), None
+        try:
+            conn.execute(f"PRAGMA analysis_limit = {ANALYSIS_LIMIT}")
+            conn.execute("ANALYZE")
+            # ICAT's MariaDB has no skip-scan: with it, SQLite would find a Datafile by name
+            # alone by seeking each Dataset in the (dataset, name) key, where ICAT scans
+            conn.execute("UPDATE sqlite_stat1 SET stat = stat || ' noskipscan' "
+                         "WHERE stat NOT LIKE '%noskipscan%'")
+            conn.execute("ANALYZE sqlite_schema")  # the statistics as changed, loaded again
+            self.statistics += 1
+            self._local.statistics = self.statistics
+        except sqlite3.Error:
+            log.warning("ANALYZE failed; the query planner keeps its older statistics")
+        finally:
+            self._local.deadline = deadline
 
     def _roll_back(self, conn: sqlite3.Connection, name: str) -> None:
         # The rollback must run even when the budget is spent (the progress handler would abort
@@ -289,6 +335,7 @@ class Store:
                 f"VALUES ({', '.join('?' * len(cols))})"
             )
             self._insert_sql[key] = sql
+        self._written += 1
         try:
             new_id = self.conn.execute(sql, params).lastrowid
         except sqlite3.IntegrityError as exc:

@@ -59,8 +59,9 @@ class CompiledGet:
     include_all_ones: bool
 
 
-#: How the authorizer joins the SQL of several rules on one entity (igestbench.mock.authz).
-RULE_SEPARATOR = " UNION "
+#: How the authorizer joins the SQL of several rules on one entity (igestbench.mock.authz):
+#: the joined ids are only ever asked ``IN``, which ignores duplicates, so no UNION's sort.
+RULE_SEPARATOR = " UNION ALL "
 
 
 def correlated(alias: str, sql: str, params: tuple[Any, ...]) -> tuple[str, tuple[Any, ...]]:
