@@ -305,3 +305,19 @@ def test_a_signal_during_the_part_stops_it_with_cleanup(tmp_path: Path) -> None:
     assert data["run"]["status"] == "interrupted"
     assert [s["size"] for s in data["scale"]["sizes"]][:1] == [200]  # the size measured is kept
     assert data["cleanup"]["left"] == 0
+
+
+def test_a_refused_member_costs_its_figures_not_the_run(tmp_path: Path) -> None:
+    with LocalCatalogue(ServeConfig()) as cat:
+        facility_rules(cat)
+        env = {**credentials_env(), "SV7_PASSWORD_MEMBER": "wrong"}
+        result = sv7("run", "--target", cat.service_url, "--parts", "scale", "--scale-sizes",
+                     "100", "--interface", "soap", "--account", "member=simple/reader",
+                     "--out", str(tmp_path), env=env)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert left_on_server(cat) == 0
+    data = json.loads(next(tmp_path.glob("*.json")).read_text())
+    assert data["scale"]["roles"] == {"root": "simple/ingest"}
+    why = data["scale"]["member"]["why"]
+    assert "login was refused" in why and "SV7_PASSWORD_MEMBER" in why, why
+    assert "wrong" not in json.dumps(data)

@@ -23,7 +23,7 @@ from igestbench.client import Catalogue, connect
 from igestbench.config import RunConfig
 from igestbench.errors import Sv7Error
 from igestbench.icat.credentials import Credentials
-from igestbench.icat.faults import IcatError
+from igestbench.icat.faults import IcatError, IcatSession
 from igestbench.measure.sampler import Sampler
 from igestbench.measure.stats import LatencyStats
 from igestbench.results import ResultWriter
@@ -79,6 +79,16 @@ def logged_in(target: Target, credentials: Credentials, flavour: str) -> Iterato
         with suppress(Sv7Error):  # a session that ended already expires on its own
             client.logout()
         client.close()
+
+
+def _refused(target: Target, member: Credentials) -> str | None:
+    """Why the member cannot log in (None: it can): a refused member costs its figures, not
+    the run."""
+    try:
+        with logged_in(target, member, "lean"):
+            return None
+    except IcatSession as exc:
+        return f"the member's login was refused: {exc} ({member.refused_hint()})"
 
 
 def _user_id(catalogue: Catalogue, user_name: str) -> int | None:
@@ -213,6 +223,8 @@ class ScalePart:
                 self.member_section = {"account": member.user_name, "why": (
                     f"{member.user_name} has no User row on the catalogue: an InvestigationUser "
                     "needs one, and the part creates none outside its tree")}  # fmt: skip
+            elif (refused := _refused(self.target, member)) is not None:
+                self.member_section = {"account": member.user_name, "why": refused}
             else:
                 self.member_section = {"account": member.user_name, "why": None}
                 self.roles.append(Role(MEMBER_ROLE, member))
