@@ -72,6 +72,36 @@ def _stamp_text(stamp: dt.datetime) -> str:
     return tables.format_stored_datetime(stamp)
 
 
+def _correct_statistics(conn: sqlite3.Connection) -> None:
+    """Make a sampled ANALYZE's statistics say what a full one would, where it matters.
+
+    A sample of ANALYSIS_LIMIT rows that saw one value of an index's column (every parameter
+    of one type) reports ANALYSIS_LIMIT + 1 rows per value, however big the table: at 10^6
+    Datafiles SQLite would then prefer a parameter's type index (2,001 rows, it thinks) to a
+    range on its value's (1/64 of the table, it guesses), and scan. Such a figure becomes the
+    table's size (its largest id: ids only grow), as the table's own count does. And every
+    index is marked ``noskipscan``: ICAT's MariaDB has no skip-scan, so with it SQLite would
+    find a Datafile by name alone by seeking each Dataset in the (dataset, name) key where
+    ICAT reads the whole table.
+    """
+    sizes: dict[str, int] = {}
+    rows = conn.execute("SELECT tbl, idx, stat FROM sqlite_stat1").fetchall()
+    for tbl, idx, stat in rows:
+        if tbl not in sizes:
+            (top,) = conn.execute(f"SELECT MAX(rowid) FROM {quote(tbl)}").fetchone()
+            sizes[tbl] = int(top or 0)
+        words = stat.split()
+        numbers = [int(w) for w in words if w.isdigit()]
+        if not numbers:
+            continue
+        size = max(sizes[tbl], numbers[0], 1)
+        numbers = [size] + [size if n > ANALYSIS_LIMIT else n for n in numbers[1:]]
+        marks = [w for w in words if not w.isdigit() and w != "noskipscan"]
+        new = " ".join([*map(str, numbers), *marks, *(["noskipscan"] if idx else [])])
+        conn.execute("UPDATE sqlite_stat1 SET stat = ? WHERE tbl = ? AND idx IS ?",
+                     (new, tbl, idx))
+
+
 def now() -> dt.datetime:
     """The server's clock, to the millisecond as ICAT stores it."""
     t = dt.datetime.now(UTC)
@@ -234,19 +264,17 @@ class Store:
 
     def _analyze(self, conn: sqlite3.Connection) -> None:
         """Refresh SQLite's statistics of every index, from a sample of each (milliseconds at
-        any size). Without them SQLite guesses how selective a condition is — for a numeric
-        range over a parameter beside its type, the type's index, a scan of every parameter
-        of that type — where ICAT's database, which keeps statistics, walks the value's index.
+        any size; corrected where a sample misleads: :func:`_correct_statistics`). Without them
+        SQLite guesses how selective a condition is — for a numeric range over a parameter
+        beside its type, the type's index, a scan of every parameter of that type — where
+        ICAT's database, which keeps statistics, walks the value's index.
         Each connection loads them when it next prepares a statement after the change."""
         self._analyzed_at = self._written
         deadline, self._local.deadline = getattr(self._local, "deadline", None), None
         try:
             conn.execute(f"PRAGMA analysis_limit = {ANALYSIS_LIMIT}")
             conn.execute("ANALYZE")
-            # ICAT's MariaDB has no skip-scan: with it, SQLite would find a Datafile by name
-            # alone by seeking each Dataset in the (dataset, name) key, where ICAT scans
-            conn.execute("UPDATE sqlite_stat1 SET stat = stat || ' noskipscan' "
-                         "WHERE stat NOT LIKE '%noskipscan%'")
+            _correct_statistics(conn)
             conn.execute("ANALYZE sqlite_schema")  # the statistics as changed, loaded again
             self.statistics += 1
             self._local.statistics = self.statistics
