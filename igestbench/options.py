@@ -46,7 +46,7 @@ DEFAULT_PROFILE = "quick"
 PROFILE_SETTINGS: Mapping[str, Mapping[str, Any]] = {
     "quick": {"flavours": ("zeep",), "concurrency": (1, 2), "cycles": 3, "files": 50,
               "queries": 50, "max_rate": 40.0, "duration": 1.0, "warmup": 0.25,
-              "scale_sizes": (1_000, 10_000)},
+              "scale_sizes": (300, 1_000)},
     "full": {},
 }
 
@@ -335,7 +335,7 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
               f"operation mix of the sweep ({', '.join(MIX_OPERATIONS)}), "
               "e.g. search=21,get=8,create=1"),
     RunOption("--scale-sizes", "scale_sizes", sizes,
-              "Datafiles in the scale part's tree at each size, rising (quick 1000,10000; "
+              "Datafiles in the scale part's tree at each size, rising (quick 300,1000; "
               "full 1000,10000,100000; above 100000 a --target needs --yes)"),
     RunOption("--yes", "yes", boolean,
               "agree to what needs agreeing to: --scale-sizes above 100000 on a --target",
