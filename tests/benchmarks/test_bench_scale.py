@@ -24,7 +24,7 @@ import os
 import statistics
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ from igestbench.icat.faults import IcatError
 from igestbench.icat.soapxml import escape
 from igestbench.run.scale import measure_query
 from igestbench.workloads import Journal, cleanup
-from igestbench.workloads.scale_queries import QUERIES, ScaleQuery
+from igestbench.workloads.scale_queries import QUERIES, Call, ScaleQuery, ask
 from igestbench.workloads.scale_rules import add_membership_rules
 from igestbench.workloads.scale_tree import ScaleTree, TreeShape
 from tests.benchmarks.served import served_catalogue
@@ -60,34 +60,47 @@ def _sizes(variable: str, default: str) -> list[int]:
     return [int(s.replace("_", "")) for s in os.environ.get(variable, default).split(",") if s]
 
 
-def raw_p50(url: str, sid: str, tree: ScaleTree, query: ScaleQuery, calls: int = 20,
-            warmup: int = 2) -> float:
-    """p50 (ms) of the query's calls as raw SOAP POSTs over one keep-alive connection, the
-    answer read whole but not decoded: the server and the wire, not a client's decoding (which
-    costs the same against any server: 2,000 Datafiles take the lean client ~90 ms)."""
-    # the lean client's keep-alive connection: http.client, ~0.1 ms a call (requests: ~1 ms)
-    http = KeepAliveConnection(endpoint_of(url), ClientConfig(url, read_timeout=600))
-    walls = []
-    for turn in range(warmup + calls):
-        call = query.call(tree, turn)
+Send = Callable[[Call], None]
+
+
+class Wire:
+    """Raw SOAP POSTs of a query's calls over one keep-alive connection, the answer read whole
+    but not decoded: the server and the wire, not a client's decoding (which costs the same
+    against any server: 2,000 Datafiles take the lean client ~90 ms)."""
+
+    def __init__(self, url: str, sid: str) -> None:
+        # the lean client's connection: http.client, ~0.1 ms a call (requests: ~1 ms)
+        self.http = KeepAliveConnection(endpoint_of(url), ClientConfig(url, read_timeout=600))
+        self.sid = sid
+
+    def __call__(self, call: Call) -> None:
+        sid = self.sid
         if call.obj_id is not None:
             inner = (f"<tns:get><sessionId>{sid}</sessionId><query>{call.query}</query>"
                      f"<primaryKey>{call.obj_id}</primaryKey></tns:get>")
         else:
             inner = (f"<tns:search><sessionId>{sid}</sessionId><query>{escape(call.query)}"
                      "</query></tns:search>")
-        body = ENVELOPE.format(body=inner).encode()
-        started = time.perf_counter()
-        status, content = http.post(body)
-        elapsed = time.perf_counter() - started
-        top = content.count(b"<return")
+        status, content = self.http.post(ENVELOPE.format(body=inner).encode())
         wanted = call.rows if call.obj_id is None and call.at_least is None \
             and call.included is None else 1  # fmt: skip
-        assert status == 200 and top == wanted, (query.name, content[:300])
-        if turn >= warmup:
-            walls.append(elapsed * 1000)
-    http.close()
-    return statistics.median(walls)
+        assert status == 200 and content.count(b"<return") == wanted, content[:300]
+
+
+def paired_p50(query: ScaleQuery, sides: list[tuple[Send, ScaleTree]], calls: int = 20,
+               warmup: int = 2) -> list[float]:
+    """p50 (ms) of each side's calls of ``query``, the sides taking turns call by call (who
+    goes first alternating), so that a busy machine's drift weighs on each alike."""
+    walls: list[list[float]] = [[] for _ in sides]
+    for turn in range(warmup + calls):
+        order = list(enumerate(sides))
+        for i, (send, tree) in order if turn % 2 == 0 else reversed(order):
+            call = query.call(tree, turn)
+            started = time.perf_counter()
+            send(call)
+            if turn >= warmup:
+                walls[i].append((time.perf_counter() - started) * 1000)
+    return [statistics.median(w) for w in walls]
 
 
 def _login(url: str, user: str, password: str) -> Catalogue:
@@ -209,20 +222,23 @@ def test_side_by_side_with_a_real_icat(
     try:
         for size in _sizes("SV7_BENCH_REAL_SIZES", "10000"):
             rates = (real.grow_to(size), fresh.grow_to(size))
-            sides = (real.queries(None), fresh.queries(local[1]))
             sids = (soap_login(url, "root", password), soap_login(fresh.url, "root", "root"))
-            raw = {q.name: (raw_p50(url, sids[0], real.tree, q),
-                            raw_p50(fresh.url, sids[1], fresh.tree, q)) for q in QUERIES}
+            wires = (Wire(url, sids[0]), Wire(fresh.url, sids[1]))
+            figures = {}
+            for q in QUERIES:
+                wire = paired_p50(q, [(wires[0], real.tree), (wires[1], fresh.tree)])
+                lean = paired_p50(q, [(lambda c: ask(real.root, c), real.tree),
+                                      (lambda c: ask(fresh.root, c), fresh.tree)])
+                figures[q.name] = (*wire, *lean)
             with capsys.disabled():
                 print(f"\nside by side at {size:,} Datafiles of the tree: createMany of 1,000 "
                       f"real {rates[0]:,.0f} / local {rates[1]:,.0f} Datafiles/s "
-                      f"({rates[1] / rates[0]:.0f}x); p50 of 20 calls as root, ms")
+                      f"({rates[1] / rates[0]:.0f}x); p50 of 20 calls as root, ms, the two "
+                      "servers taking turns call by call")
                 print(f"  {'query':17} {'wire: real':>10} {'local':>8} {'real/local':>10}   "
                       f"{'lean client: real':>17} {'local':>8} {'real/local':>10}")
-                for q in QUERIES:
-                    r, lo = sides[0][q.name]["root"]["p50_ms"], sides[1][q.name]["root"]["p50_ms"]
-                    wr, wl = raw[q.name]
-                    print(f"  {q.name:17} {wr:10.2f} {wl:8.2f} {wr / wl:9.1f}x   "
+                for name, (wr, wl, r, lo) in figures.items():
+                    print(f"  {name:17} {wr:10.2f} {wl:8.2f} {wr / wl:9.1f}x   "
                           f"{r:17.2f} {lo:8.2f} {r / lo:9.1f}x")
     finally:
         real.remove()
