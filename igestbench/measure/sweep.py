@@ -20,8 +20,9 @@ making the schedule wait has not been sustained.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -71,6 +72,9 @@ class StepResult:
     #: Per repetition mean latency (corrected, uncorrected) in ms; their CI replaces the
     #: per-call one when there are two or more (calls within one run are not independent).
     repetition_means_ms: tuple[tuple[float, float], ...] = field(default_factory=tuple)
+    #: The sampler's view of the load generator during the step (PhaseSeries.client_summary),
+    #: when a sampler watched it.
+    client_cpu: Mapping[str, Any] | None = None
 
     @property
     def missed_slots(self) -> int:
@@ -105,6 +109,8 @@ class StepResult:
                 "uncorrected": self._latency(self.uncorrected, 1),
             },
             "errors": dict(self.errors),
+            **({"client_bound": bool(self.client_cpu["bound"]),
+                "client_cpu": dict(self.client_cpu)} if self.client_cpu is not None else {}),
         }
 
 
@@ -240,11 +246,13 @@ def run_sweep(
             stopped = f"time budget of {config.max_total_s:g} s reached before {rate:g}/s"
             break
         in_phase = sampler.phase(f"{phase}/{rate:g}") if sampler else contextlib.nullcontext()
-        with in_phase:
+        with in_phase as series:
             repetitions = [
                 load.run(rate, config.step_s, config.warmup_s) for _ in range(config.repeat)
             ]
         step = combine(repetitions)
+        if series is not None:
+            step = dataclasses.replace(step, client_cpu=series.client_summary())
         steps.append(step)
         if load.stopped:
             stopped = f"stopped during the step at {rate:g}/s"

@@ -24,6 +24,19 @@ Use::
     figure("burst", "createMany rate")   # the definition: unit, what is counted, over what
     format_value(412.3, "Datafiles/s") == "412 Datafiles/s"
 
+    index = RowIndex(summary_rows(result))   # look figures up one by one (tables, charts)
+    index.get("burst", "soap", "zeep", 1, "createMany rate")
+
+    for run, row in campaign_summary(campaign):    # summary.csv: SUMMARY_CSV_FIELDS columns
+        writer.writerow(summary_csv_cells(run, row))
+
+A row's ``marks`` (``client-bound``, ``machine-busy``, ``failed``, ``capped``) and ``bound``
+(``lower``: ≥, ``upper``: <) are what the page marks on the figure; ``note`` says why, and
+``reason`` is the figure's own part of it (why it failed or has no value). A sweep's verdict
+and its lines for a terminal are in :mod:`igestbench.results.sweeps`
+(``sweep_lines(entry, label)``, ``step_line(step, slo_ms)``). A new part with headline figures
+adds its definitions to :data:`FIGURES` and its section to :data:`SECTION_FIGURES`.
+
 **The definitions.** Each workload's unit of work is a :class:`Measure` (burst has two, one
 ``create`` per Datafile and ``createMany`` batches); each measure has four figures:
 
@@ -38,9 +51,9 @@ Use::
 * ``mean``, ``p50``, ``p99`` (ms): latency of one call, over the successful *warm* calls. Each
   client's first call of an operation (cold connections and caches) is in the file apart
   (``cold_ms``) and in no figure. Operations of one measure are pooled (HdrHistograms added,
-  means weighted by calls), never averaged. A whole search timed in two parts (fetch, then the
-  client's decoding) has the two means added in ``mean``; its percentiles are the fetch's
-  (server and wire).
+  means weighted by calls), never averaged. (Files written before a whole search was timed as
+  one call have it in two parts, fetch and the client's decoding: their means are added in
+  ``mean``, the percentiles are the fetch's.)
 
 The sample count (:attr:`SummaryRow.samples`) is the successful warm calls behind the figure.
 ``errors`` (per entry) counts failed calls, the cold ones included, and clients that stopped
@@ -54,14 +67,22 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from igestbench.results.campaign import Campaign, CampaignRun
 from igestbench.results.format import DEFAULT_INTERFACE
-from igestbench.results.formatting import BOUNDS, format_number, format_value
+from igestbench.results.formatting import format_number, format_value
 from igestbench.results.loader import ResultFile
 from igestbench.results.pooling import pooled_percentiles_ms
+from igestbench.results.rows import (
+    SUMMARY_CSV_FIELDS,
+    SUMMARY_FIELDS,
+    RowIndex,
+    SummaryRow,
+    summary_csv_cells,
+)
 from igestbench.results.sweeps import sweep_verdict
 
 __all__ = [
@@ -70,18 +91,24 @@ __all__ = [
     "GROWTH",
     "MEAN",
     "MEASURES",
+    "MS",
     "P50",
     "P99",
     "POPULATION_RATE",
     "RATE",
     "SCALE",
+    "SECTION_FIGURES",
     "STATS",
+    "SUMMARY_CSV_FIELDS",
     "SUMMARY_FIELDS",
     "SUSTAINED",
     "Figure",
     "Measure",
     "RowIndex",
     "SummaryRow",
+    "calls_of",
+    "campaign_summary",
+    "cap_option",
     "client_bound",
     "compute_summary",
     "entry_figures",
@@ -90,6 +117,8 @@ __all__ = [
     "format_number",
     "format_value",
     "measures_of",
+    "section_rows",
+    "summary_csv_cells",
     "summary_rows",
     "sweep_figures",
 ]
@@ -121,10 +150,16 @@ class Measure:
     unit: str
     #: what one unit is, in words
     counts: str
-    #: operations timed apart inside the same call (the client's decoding of a whole search)
-    parts: tuple[str, ...] = ()
     #: a call makes several units: ``checks["<name>.expected"]`` ÷ the calls made
     batched: bool = False
+    #: files written before the call was timed whole: (calls, parts) — operations timed apart
+    #: inside one call (the fetch of a whole search, and the client's decoding of it)
+    legacy: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+
+    @property
+    def ops(self) -> tuple[str, ...]:
+        """Every operation the measure may read."""
+        return (*self.calls, *self.legacy[0], *self.legacy[1])
 
     def metric(self, stat: str) -> str:
         """The figure's name in a summary row: ``rate``, or ``createMany rate`` for burst."""
@@ -142,9 +177,10 @@ MEASURES: tuple[Measure, ...] = (
             "Datafiles created by one create call each"),
     Measure("burst", "createMany", ("burst/createMany",), "Datafiles/s",
             "Datafiles created by createMany calls (each call's batch counted)", batched=True),
-    Measure("multi-query", "", ("multi-query/whole/search", "multi-query/whole/fetch"),
-            "result sets/s", "searches returning every Datafile of a Dataset, fetched and decoded",
-            parts=("multi-query/whole/decode",)),
+    Measure("multi-query", "", ("multi-query/whole",), "result sets/s",
+            "searches returning every Datafile of a Dataset, fetched and decoded",
+            legacy=(("multi-query/whole/search", "multi-query/whole/fetch"),
+                    ("multi-query/whole/decode",))),
 )
 
 
@@ -178,8 +214,8 @@ def _figures() -> tuple[Figure, ...]:
                             "the clients' time in these calls (failed ones included): ok calls x "
                             "units per call x clients / total call time", _WARM))
         for stat, what in ((MEAN, "mean"), (P50, "median"), (P99, "99th percentile")):
-            part = (" (fetch + the client's decoding)" if stat == MEAN and m.parts else
-                    " (the fetch: server and wire)" if m.parts else "")
+            part = (" (older files timed a whole search in parts: mean = fetch + decode, "
+                    "percentiles of the fetch)" if m.legacy[1] else "")
             found.append(Figure(m.workload, m.metric(stat), MS,
                                 f"{what} latency of one call{part}", _WARM, _WARM))
     for workload in dict.fromkeys(m.workload for m in MEASURES):
@@ -220,80 +256,6 @@ def figure(workload: str, metric: str) -> Figure:
 def _stored(value: float | None) -> float | None:
     """A value as the file keeps it: six significant digits (the text shows three)."""
     return None if value is None or not math.isfinite(value) else float(f"{value:.6g}")
-
-
-# --- a summary row -----------------------------------------------------------------------------
-
-#: The keys of a ``summary`` row in the result file, and the columns of summary.csv, in order.
-SUMMARY_FIELDS = ("workload", "interface", "flavour", "clients", "metric", "value", "unit",
-                  "text", "samples", "bound", "marks", "note")
-
-
-@dataclass(frozen=True)
-class SummaryRow:
-    """One figure of one run, as the result file's ``summary`` list holds it.
-
-    ``text`` is how the figure is written everywhere (terminal, page, CSV). ``bound`` says the
-    value is a limit, not a measurement: ``"lower"`` (written ``≥``: a sweep that reached its
-    cap with the objective met) or ``"upper"`` (``<``: no step met it). ``marks`` are flags the
-    page shows on the figure: ``client-bound`` (the suite's own clients were saturated: the
-    figure understates the server), ``failed`` (the workload's clients stopped: no measurement),
-    ``capped``; ``note`` says why, in one line.
-    """
-
-    workload: str
-    interface: str
-    flavour: str
-    #: the concurrency level; None for a sweep (its load is a rate, not a number of clients)
-    clients: int | None
-    metric: str
-    value: float | None
-    unit: str
-    text: str
-    samples: int = 0
-    bound: str | None = None
-    marks: tuple[str, ...] = ()
-    note: str | None = None
-
-    @property
-    def key(self) -> tuple[str, str, str, int | None, str]:
-        """What identifies the figure within a run: (workload, interface, flavour, clients,
-        metric)."""
-        return (self.workload, self.interface, self.flavour, self.clients, self.metric)
-
-    @property
-    def definition(self) -> Figure | None:
-        return _BY_NAME.get((self.workload, self.metric))
-
-    def to_dict(self) -> dict[str, Any]:
-        """The row as the result file's ``summary`` holds it (keys :data:`SUMMARY_FIELDS`)."""
-        return {"workload": self.workload, "interface": self.interface, "flavour": self.flavour,
-                "clients": self.clients, "metric": self.metric, "value": self.value,
-                "unit": self.unit, "text": self.text, "samples": self.samples,
-                "bound": self.bound, "marks": list(self.marks), "note": self.note}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SummaryRow | None:
-        """The row a file's ``summary`` item describes; None for one that is not a row."""
-        try:
-            value = data.get("value")
-            clients = data.get("clients")
-            return cls(
-                workload=str(data["workload"]), interface=str(data["interface"]),
-                flavour=str(data["flavour"]),
-                clients=clients if isinstance(clients, int) and not isinstance(clients, bool)
-                else None,
-                metric=str(data["metric"]),
-                value=float(value) if isinstance(value, int | float)
-                and not isinstance(value, bool) else None,
-                unit=str(data["unit"]), text=str(data["text"]),
-                samples=int(data.get("samples") or 0),
-                bound=data.get("bound") if data.get("bound") in BOUNDS else None,
-                marks=tuple(str(m) for m in data.get("marks") or ()),
-                note=str(data["note"]) if data.get("note") is not None else None,
-            )
-        except (KeyError, TypeError, ValueError):
-            return None
 
 
 # --- figures of a benchmarks entry --------------------------------------------------------------
@@ -362,12 +324,22 @@ def _busy_ms(ops: Sequence[Mapping[str, Any]]) -> float:
     return total
 
 
+def _calls_parts(entry: Mapping[str, Any], measure: Measure
+                 ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    """The measure's call operations in ``entry``, and the parts timed apart inside them (the
+    legacy names of files written before the call was timed whole)."""
+    calls = _ops(entry, measure.calls)
+    if calls or not measure.legacy[0]:
+        return calls, []
+    return _ops(entry, measure.legacy[0]), _ops(entry, measure.legacy[1])
+
+
 def entry_rate(entry: Mapping[str, Any], measure: Measure) -> tuple[float | None, int]:
     """(rate in ``measure.unit``, successful calls) of one benchmark entry; see the module's
     docstring for the definition."""
-    calls = _ops(entry, measure.calls)
+    calls, parts = _calls_parts(entry, measure)
     ok = sum(_count(op.get("ok")) for op in calls)
-    busy = _busy_ms(calls) + _busy_ms(_ops(entry, measure.parts))
+    busy = _busy_ms(calls) + _busy_ms(parts)
     if not ok or busy <= 0:
         return None, ok
     units = ok * _units_per_call(entry, measure, calls)
@@ -375,12 +347,13 @@ def entry_rate(entry: Mapping[str, Any], measure: Measure) -> tuple[float | None
 
 
 def _latency(entry: Mapping[str, Any], measure: Measure) -> tuple[dict[str, float | None], int]:
-    calls = [op for op in _ops(entry, measure.calls) if _count(op.get("ok"))]
+    every, part_ops = _calls_parts(entry, measure)
+    calls = [op for op in every if _count(op.get("ok"))]
     pooled = _weighted_mean(calls)
     if pooled is None:
         return {MEAN: None, P50: None, P99: None}, 0
     mean, n = pooled
-    parts = _weighted_mean(_ops(entry, measure.parts))
+    parts = _weighted_mean(part_ops)
     if parts is not None:
         mean += parts[0]
     if len(calls) == 1 and (p50 := _number(calls[0].get("p50_ms"))) is not None \
@@ -391,6 +364,15 @@ def _latency(entry: Mapping[str, Any], measure: Measure) -> tuple[dict[str, floa
     return {MEAN: mean, P50: p50, P99: p99}, n
 
 
+def calls_of(ops: Iterable[str]) -> set[str]:
+    """The operations among ``ops`` that are calls, not steps timed inside another recorded
+    operation (``full-cycle/lookup Dataset`` inside ``full-cycle``): a failed step fails its
+    call too, and one failure is one error."""
+    names = set(ops)
+    return {op for op in names
+            if not any("/".join(op.split("/")[:i]) in names for i in range(1, op.count("/") + 1))}
+
+
 def _errors(entry: Mapping[str, Any]) -> int:
     recorded = entry.get("errors")
     if isinstance(recorded, Mapping) and "calls" in recorded:
@@ -398,8 +380,9 @@ def _errors(entry: Mapping[str, Any]) -> int:
     # files before the count: failed warm calls, and clients that stopped with an error
     ops = entry.get("ops") if isinstance(entry.get("ops"), Mapping) else {}
     assert isinstance(ops, Mapping)
-    failed = sum(_count(op.get("count")) - _count(op.get("ok")) for op in ops.values()
-                 if isinstance(op, Mapping))
+    calls = calls_of(ops)
+    failed = sum(_count(op.get("count")) - _count(op.get("ok")) for name, op in ops.items()
+                 if name in calls and isinstance(op, Mapping))
     stopped = sum(1 for p in entry.get("problems") or () if _WORKER.match(str(p)))
     return failed + stopped
 
@@ -421,10 +404,22 @@ def client_bound(entry: Mapping[str, Any]) -> bool | None:
     return bool(cpu["bound"])
 
 
-def _client_note(entry: Mapping[str, Any]) -> str | None:
+def _client_marks(entry: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The marks the client's CPU puts on an entry's figures, and their notes: ``client-bound``
+    (the suite's clients saturated), ``machine-busy`` (they waited for a core: other jobs, a
+    catalogue on the same host — the figures include that wait)."""
     cpu = entry.get("client_cpu")
-    why = cpu.get("why") if isinstance(cpu, Mapping) else None
-    return f"client-bound: {why}" if why else "client-bound"
+    if not isinstance(cpu, Mapping):
+        return (), ()
+    marks, notes = [], []
+    if client_bound(entry):
+        marks.append("client-bound")
+        notes.append(f"client-bound: {cpu['why']}" if cpu.get("why") else "client-bound")
+    if cpu.get("machine_busy") is True:
+        marks.append("machine-busy")
+        notes.append(f"machine busy: {cpu['busy_why']}" if cpu.get("busy_why")
+                     else "machine busy")
+    return tuple(marks), tuple(notes)
 
 
 def _row(entry: Mapping[str, Any], metric: str, value: float | None, unit: str, samples: int,
@@ -448,18 +443,16 @@ def entry_figures(entry: Mapping[str, Any]) -> list[SummaryRow]:
     the entry's error count. A measure without a successful warm call has no value: ``failed``
     (with the cause) when the entry's clients stopped, else ``—`` saying why."""
     workload = str(entry.get("workload"))
-    bound = client_bound(entry)
     errors = _errors(entry)
     cause = _stop_cause(entry)
-    common_marks = ("client-bound",) if bound else ()
-    common_notes = (_client_note(entry),) if bound else ()
+    common_marks, common_notes = _client_marks(entry)
     rows: list[SummaryRow] = []
     for measure in measures_of(workload):
         rate, ok = entry_rate(entry, measure)
         latency, _ = _latency(entry, measure)
         marks, notes = list(common_marks), list(common_notes)
         if not ok:
-            calls = _ops(entry, measure.calls)
+            calls = _calls_parts(entry, measure)[0]
             if cause is not None or any(_count(op.get("count")) for op in calls):
                 marks.append("failed")  # the clients stopped, or every warm call failed
                 notes.insert(0, f"failed: {cause}" if cause else "failed: no call succeeded")
@@ -494,20 +487,43 @@ def sweep_figures(sweep: Mapping[str, Any], cap_option: str = "--max-rate") -> l
     )]
 
 
+def cap_option(run: Mapping[str, Any]) -> str:
+    """The option that set a run's highest demanded rate, as a capped sweep names it."""
+    return "--rates/--max-rate" if run.get("mode") == "swarm" else "--max-rate"
+
+
+def _benchmark_rows(entry: Mapping[str, Any], run: Mapping[str, Any]) -> list[SummaryRow]:
+    return entry_figures(entry)
+
+
+def _sweep_rows(sweep: Mapping[str, Any], run: Mapping[str, Any]) -> list[SummaryRow]:
+    return sweep_figures(sweep, cap_option(run))
+
+
+#: The sections whose contents have figures in the summary, in the summary's order, and the
+#: rows of one of their items (of a list section) or of the section itself (an object), given
+#: the file's ``run``. A new part with headline figures adds its section here: the writer and
+#: :func:`compute_summary` then keep its rows.
+SECTION_FIGURES: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], list[SummaryRow]]] = {
+    "benchmarks": _benchmark_rows,
+    "sweeps": _sweep_rows,
+}
+
+
+def section_rows(name: str, content: Any, run: Mapping[str, Any]) -> list[SummaryRow]:
+    """The rows of one section of a result document (:data:`SECTION_FIGURES`)."""
+    rows_of = SECTION_FIGURES[name]
+    if isinstance(content, list):
+        return [row for item in content if isinstance(item, Mapping) for row in rows_of(item, run)]
+    return rows_of(content, run) if isinstance(content, Mapping) else []
+
+
 def compute_summary(doc: Mapping[str, Any]) -> list[SummaryRow]:
     """The summary rows of a result document, computed from its entries (what the runner
     writes as ``summary``, and what a file without one reads as)."""
     run = doc.get("run") if isinstance(doc.get("run"), Mapping) else {}
     assert isinstance(run, Mapping)
-    cap = "--rates" if run.get("mode") == "swarm" else "--max-rate"
-    rows: list[SummaryRow] = []
-    for entry in doc.get("benchmarks") or ():
-        if isinstance(entry, Mapping):
-            rows += entry_figures(entry)
-    for sweep in doc.get("sweeps") or ():
-        if isinstance(sweep, Mapping):
-            rows += sweep_figures(sweep, cap)
-    return rows
+    return [row for name in SECTION_FIGURES for row in section_rows(name, doc.get(name), run)]
 
 
 def summary_rows(result: ResultFile | Mapping[str, Any]) -> list[SummaryRow]:
@@ -515,24 +531,29 @@ def summary_rows(result: ResultFile | Mapping[str, Any]) -> list[SummaryRow]:
     before the list existed, or one cut short before it was written — rows computed from its
     entries by the same rules."""
     doc = result.raw if isinstance(result, ResultFile) else result
+    cached = _READ.get(id(doc))
+    if cached is not None and cached[0] is doc:  # the tables and every chart ask per run
+        return list(cached[1])
     stored = doc.get("summary")
     if isinstance(stored, list) and (stored or not (doc.get("benchmarks") or doc.get("sweeps"))):
-        return [row for item in stored if isinstance(item, Mapping)
+        rows = [row for item in stored if isinstance(item, Mapping)
                 and (row := SummaryRow.from_dict(item)) is not None]
-    return compute_summary(doc)
+    else:
+        rows = compute_summary(doc)
+    if len(_READ) >= _READ_LIMIT:
+        _READ.clear()
+    _READ[id(doc)] = (doc, tuple(rows))  # the document is kept: its id cannot be reused
+    return rows
 
 
-@dataclass
-class RowIndex:
-    """Rows by their key, for the printers that look figures up one by one (tables, charts)."""
+#: The rows of the documents read lately, by the document's id (documents are not changed once
+#: read: a ResultFile's raw document is the loader's).
+_READ: dict[int, tuple[Mapping[str, Any], tuple[SummaryRow, ...]]] = {}
+_READ_LIMIT = 4096
 
-    rows: Sequence[SummaryRow]
-    _by_key: dict[tuple[str, str, str, int | None, str], SummaryRow] = field(
-        init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        self._by_key = {row.key: row for row in self.rows}
-
-    def get(self, workload: str, interface: str, flavour: str, clients: int | None,
-            metric: str) -> SummaryRow | None:
-        return self._by_key.get((workload, interface, flavour, clients, metric))
+def campaign_summary(campaign: Campaign) -> list[tuple[CampaignRun, SummaryRow]]:
+    """Every run's summary rows, with the run each comes from, in the campaign's order: what
+    ``sv7 report --csv`` writes as summary.csv (:data:`SUMMARY_CSV_FIELDS`,
+    :func:`summary_csv_cells`)."""
+    return [(run, row) for run in campaign.runs for row in summary_rows(run.result)]

@@ -139,7 +139,7 @@ def step_line(step: Mapping[str, Any], slo_ms: float | None) -> str:
              f"p99 {_ms(_number(corrected.get('p99')))}",
              f"{errors:,} of {sent:,} calls failed" if errors else f"{sent:,} calls, no error"]
     if isinstance(missed, int) and missed:
-        parts.append(f"{missed:,} missed slots")
+        parts.append(f"{missed:,} missed slot{'s' if missed != 1 else ''}")
     workers = step.get("workers")
     if isinstance(workers, int) and not isinstance(workers, bool):
         parts.append(f"{workers} worker{'s' if workers != 1 else ''}")
@@ -208,6 +208,18 @@ def sweep_verdict(sweep: Mapping[str, Any], cap_option: str = "--max-rate") -> S
             f"{_rate(_number(lowest['demanded_rate']))}{how}{ended}", slo)
     at = next((s for s in steps if float(s["demanded_rate"]) == sustained), None)
     samples = _sent(at) if at is not None else 0
+    if at is not None and at.get("client_bound") is True:
+        # the load generator, not the catalogue, may have limited the step that sustained
+        verdict = _verdict(sustained, samples, steps, stopped, slo, cap_option)
+        return SweepVerdict(verdict.value, verdict.bound, samples,
+                            (*verdict.marks, "client-bound"),
+                            f"{verdict.reason}; the load generator was client-bound at "
+                            f"{_rate(sustained)}", slo)
+    return _verdict(sustained, samples, steps, stopped, slo, cap_option)
+
+
+def _verdict(sustained: float, samples: int, steps: list[Mapping[str, Any]],
+             stopped: str | None, slo: float | None, cap_option: str) -> SweepVerdict:
     above = [s for s in steps if float(s["demanded_rate"]) > sustained]
     if above:
         broken = above[0]
