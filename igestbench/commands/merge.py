@@ -71,12 +71,16 @@ def cmd_merge(args: argparse.Namespace) -> int:
         print(f"sv7 merge: skipped {skipped.file}: {skipped.reason}", file=sys.stderr)
     for line in outcome.unexpected:
         print(f"sv7 merge: {line}", file=sys.stderr)
-    if outcome.skipped and args.strict:
-        raise Sv7Error(f"{len(outcome.skipped)} file(s) unreadable; nothing written (--strict)")
+    for line in outcome.damaged:
+        print(f"sv7 merge: damaged {line}", file=sys.stderr)
+    if (outcome.skipped or outcome.damaged) and args.strict:
+        raise Sv7Error(f"{len(outcome.skipped)} file(s) unreadable, {len(outcome.damaged)} "
+                       "damaged part(s); nothing written (--strict)")
     dump_campaign(outcome.document, args.output)
     runs = len(outcome.document["runs"])
+    damaged = f", {len(outcome.damaged)} damaged part(s) left out" if outcome.damaged else ""
     print(
         f"campaign file: {args.output} ({runs} run{'' if runs == 1 else 's'}, "
-        f"{len(outcome.document['history'])} older, {len(outcome.skipped)} skipped)"
+        f"{len(outcome.document['history'])} older, {len(outcome.skipped)} skipped{damaged})"
     )
-    return EXIT_ERROR if outcome.skipped else EXIT_OK
+    return EXIT_ERROR if outcome.skipped or outcome.damaged else EXIT_OK

@@ -79,6 +79,7 @@ def _notices(campaign: Campaign) -> list[str]:
     notes = [f"{s.file}: skipped: {s.reason}" for s in campaign.skipped]
     notes += [f"{u.get('file')}: not counted: {u.get('reason')} (site {u.get('site')}, "
               f"target {u.get('target')})" for u in campaign.unexpected]
+    notes += [f"{d.file}: damaged, {d}" for d in campaign.damaged]
     for run in campaign.runs:
         if run.file_version != run.result.raw["version"]:
             notes.append(f"{run.file}: written in result format version {run.file_version}, "

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy
-from hdrh.histogram import HdrHistogram
 
 from igestbench.report.series import failed
 from igestbench.results.campaign import Campaign, CampaignRun
+from igestbench.results.histograms import decode_histogram
 from igestbench.results.scoring import score_deployment
 from igestbench.results.workloads import UNIT_OPS
 
@@ -99,7 +99,7 @@ def _pooled(entry: Mapping[str, Any] | None, names: Sequence[str]) -> _Pooled | 
            and isinstance(op.get("mean_ms"), int | float)]
     if not ops:
         return None
-    histograms = [HdrHistogram.decode(op["histogram"].encode("ascii")) for op in ops]
+    histograms = [decode_histogram(op["histogram"]) for op in ops]  # checked on loading
     first = histograms[0]
     if any(h.counts_len != first.counts_len for h in histograms):
         for other in histograms[1:]:  # other ranges or precisions: let hdrh map the buckets
