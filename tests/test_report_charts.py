@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from igestbench.report import build_report, render_html
-from igestbench.report.charts import DASHES, Chart, ChartArtist, build_charts, line_styles
+from igestbench.report.charts import Chart, ChartArtist, build_charts, chart_colours
+from igestbench.report.colours import PALETTE
 from igestbench.report.series import Panel, Series
 from tests.test_report import build_campaign
 
@@ -31,12 +32,16 @@ def test_the_charts_hold_the_figures_of_the_files(tmp_path: Path) -> None:
     assert cpu.hline == 90.0
 
 
-def test_the_key_tells_sixty_lines_apart() -> None:
-    assert {e.dash for e in line_styles([f"s{i}" for i in range(10)])} == {"solid"}
-    key = line_styles([f"s{i}" for i in range(60)])
-    assert len({(e.colour, e.dash) for e in key}) == 60
-    assert [key[i].dash for i in (0, 19, 20, 40)] == ["solid", "solid", *DASHES[1:]]
-    assert all(re.fullmatch(r"#[0-9a-f]{6}", e.colour) for e in key)
+def test_one_colour_per_site_across_the_page(tmp_path: Path) -> None:
+    campaign = build_campaign(tmp_path)
+    colours = chart_colours(campaign)
+    assert [colours[s] for s in ("A", "B", "C")] == list(PALETTE[:3])
+    assert len(set(PALETTE)) == len(PALETTE) == 40
+    charts = build_charts(campaign)
+    # site A's lines in every chart, and the bars of T1 (operated by A), have A's colour
+    for chart in charts:
+        for entry in chart.line_key:
+            assert entry.colour == colours["A"], (chart.key, entry)
 
 
 def _panel(title: str, empty: bool = False, **features: object) -> Panel:
