@@ -126,8 +126,10 @@ def build_charts(campaign: Campaign) -> list[Chart]:
         runs = [r for r in campaign.runs if r.target == target.name]
         panels = scaling_panels(runs, campaign.sites, colours)
         if panels:
+            # a column per measure: its rate above its latency
             charts.append(Chart(f"scaling-{i}", "scaling",
-                                f"Concurrency scaling against {target.name}", panels, columns=4))
+                                f"Concurrency scaling against {target.name}", panels,
+                                columns=max(1, len(panels) // 2)))
         panels = sweep_panels(runs, campaign.sites, colours)
         if panels:
             charts.append(Chart(f"sweep-{i}", "sweep", f"Load sweeps against {target.name}",

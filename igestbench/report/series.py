@@ -15,20 +15,21 @@ from typing import Any
 from igestbench.report.colours import DASH_ORDER, NEUTRAL, SOLID, colour_of, dash_for
 from igestbench.results.campaign import CampaignRun
 from igestbench.results.campaign_file import CampaignSite, CampaignTarget
+from igestbench.results.figures import (
+    MEAN,
+    MEASURES,
+    RATE,
+    RowIndex,
+    entry_figures,
+    summary_rows,
+)
 from igestbench.results.format import DEFAULT_INTERFACE
-from igestbench.results.workloads import UNIT_OPS
+from igestbench.results.sweeps import sweep_verdict
 
 #: The workloads in the order the runner runs them.
-WORKLOADS = tuple(UNIT_OPS)
+WORKLOADS = tuple(dict.fromkeys(m.workload for m in MEASURES))
 #: CPU use above which the sampler counts a client as saturated.
 SATURATED_PERCENT = 90.0
-#: What each workload's throughput counts and its latency is per: (things, one thing).
-COUNTED = {
-    "full-cycle": ("NeXus files ingested", "file"),
-    "single-query": ("queries", "query"),
-    "burst": ("Datafiles", "create call"),
-    "multi-query": ("result sets", "result set"),
-}
 
 
 @dataclass(frozen=True)
@@ -91,33 +92,10 @@ def _by_site(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite]) -> list
     return sorted(runs, key=lambda r: rank.get(r.site, len(rank)))
 
 
-def _mean_latency(entry: Mapping[str, Any], workload: str) -> float | None:
-    ops = [op for name, op in entry.get("ops", {}).items() if name in UNIT_OPS[workload]
-           and isinstance(op.get("mean_ms"), int | float) and op.get("ok")]
-    calls = sum(op["ok"] for op in ops)
-    return sum(op["mean_ms"] * op["ok"] for op in ops) / calls if calls else None
-
-
 def failed(entry: Mapping[str, Any], workload: str) -> bool:
     """The entry measured nothing: no call of its unit of work succeeded (the run stopped)."""
-    return not any(isinstance(op, dict) and op.get("ok") for name, op
-                   in entry.get("ops", {}).items() if name in UNIT_OPS[workload])
-
-
-def _throughput(entry: Mapping[str, Any], workload: str) -> float | None:
-    """Things per second; never 0 for a level whose workers failed: that is no measurement."""
-    if failed(entry, workload):
-        return None
-    if workload == "burst":  # a createMany call makes a batch of Datafiles, not one
-        ops, wall = entry.get("ops", {}), entry.get("wall_s")
-        batch = (entry.get("checks") or {}).get("batch_size")
-        batch = batch if isinstance(batch, int) else 1
-        if isinstance(wall, int | float) and wall > 0:
-            made = sum((ops.get(name) or {}).get("ok", 0) * size
-                       for name, size in (("burst/create", 1), ("burst/createMany", batch)))
-            return float(made) / wall
-    value = entry.get("throughput_per_s")
-    return float(value) if isinstance(value, int | float) else None
+    rows = [r for r in entry_figures(entry) if r.metric.endswith(RATE)]
+    return bool(rows) and all("failed" in r.marks for r in rows)
 
 
 #: How the page names an interface.
@@ -144,40 +122,47 @@ def line_label(run: CampaignRun, interface: str, flavour: str | None = None) -> 
 
 def scaling_panels(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite],
                    colours: Mapping[str, str] | None = None) -> tuple[Panel, ...]:
-    """Two panels per workload: throughput and mean latency against clients."""
+    """Per measure of each workload (burst: create and createMany) its rate and its mean
+    latency against clients, as the registry of figures gives them (results/figures.py), never
+    0 for a level whose workers failed (that is no measurement): the rates first, then the
+    latencies, so that in a grid of one row each a column is one measure."""
     colours = colours or {}
-    panels = []
-    for workload in WORKLOADS:
-        lines: dict[str, list[Mapping[str, Any]]] = {}
+    rates_panels, mean_panels = [], []
+    indexed = [(run, RowIndex(summary_rows(run.result))) for run in _by_site(runs, sites)]
+    for measure in MEASURES:
+        lines: dict[str, list[tuple[float, float | None, float | None]]] = {}
         looks: dict[str, tuple[str, str]] = {}
-        for run in _by_site(runs, sites):
-            flavours = list(dict.fromkeys(str(e["flavour"]) for e in run.result.benchmarks
-                                          if _interface(e) == DEFAULT_INTERFACE))
+        for run, index in indexed:
+            soap = list(dict.fromkeys(str(e["flavour"]) for e in run.result.benchmarks
+                                      if _interface(e) == DEFAULT_INTERFACE))
             for entry in run.result.benchmarks:
-                if entry["workload"] == workload and isinstance(entry.get("concurrency"), int):
-                    interface, flavour = _interface(entry), str(entry["flavour"])
-                    label = line_label(run, interface, flavour)
-                    lines.setdefault(label, []).append(entry)
-                    rank = flavours.index(flavour) if flavour in flavours else 0
-                    looks[label] = (colour_of(colours, run.site), dash_for(interface, rank))
+                level = entry.get("concurrency")
+                if entry["workload"] != measure.workload or not isinstance(level, int):
+                    continue
+                interface, flavour = _interface(entry), str(entry["flavour"])
+                rate = index.get(measure.workload, interface, flavour, level,
+                                 measure.metric(RATE))
+                mean = index.get(measure.workload, interface, flavour, level,
+                                 measure.metric(MEAN))
+                label = line_label(run, interface, flavour)
+                lines.setdefault(label, []).append(
+                    (float(level), rate.value if rate else None, mean.value if mean else None))
+                rank = soap.index(flavour) if flavour in soap else 0
+                looks[label] = (colour_of(colours, run.site), dash_for(interface, rank))
         if not lines:
             continue
-        ordered = {label: sorted(es, key=lambda e: e["concurrency"]) for label, es in lines.items()}
-        throughput = tuple(Series(label, tuple(float(e["concurrency"]) for e in es),
-                                  tuple(_throughput(e, workload) for e in es), *(None, None),
-                                  *looks[label])
-                           for label, es in ordered.items())
-        latency = tuple(Series(label, tuple(float(e["concurrency"]) for e in es),
-                               tuple(_mean_latency(e, workload) for e in es), *(None, None),
-                               *looks[label])
-                        for label, es in ordered.items())
-        things, one = COUNTED[workload]
+        ordered = {label: sorted(points) for label, points in lines.items()}
+        rates = tuple(Series(label, tuple(p[0] for p in ps), tuple(p[1] for p in ps),
+                             None, None, *looks[label]) for label, ps in ordered.items())
+        means = tuple(Series(label, tuple(p[0] for p in ps), tuple(p[2] for p in ps),
+                             None, None, *looks[label]) for label, ps in ordered.items())
+        name = f"{measure.workload} {measure.name}" if measure.name else measure.workload
         note = "no data: every run of it failed"
-        panels.append(Panel(f"{workload}: throughput", "clients", f"{things}/s", throughput,
-                            ticks_at_data=True, empty_note=note))
-        panels.append(Panel(f"{workload}: mean latency", "clients", f"ms per {one}", latency,
-                            ticks_at_data=True, empty_note=note))
-    return tuple(panels)
+        rates_panels.append(Panel(f"{name}: rate", "clients", measure.unit, rates,
+                                  ticks_at_data=True, empty_note=note))
+        mean_panels.append(Panel(f"{name}: mean latency", "clients", "ms per call", means,
+                                 ticks_at_data=True, empty_note=note))
+    return (*rates_panels, *mean_panels)
 
 
 def _step_errors(step: Mapping[str, Any]) -> float:
@@ -185,18 +170,20 @@ def _step_errors(step: Mapping[str, Any]) -> float:
     return float(sum(n for n in errors.values() if isinstance(n, int | float)))
 
 
-def sustained_point(sweep: Mapping[str, Any]) -> tuple[float, float, bool] | None:
-    """(demanded, achieved rate, capped) of a sweep's sustained step; capped when it is the
-    sweep's highest step: the objective was still met there, so the rate is the sweep's cap
-    (--max-rate), not the server's limit."""
-    rate = sweep.get("sustained_rate")
-    steps = [s for s in sweep.get("steps", ()) if isinstance(s.get("demanded_rate"), int | float)]
-    if not isinstance(rate, int | float) or not steps:
+def sustained_point(sweep: Mapping[str, Any], cap_option: str = "--max-rate"
+                    ) -> tuple[float, float, bool] | None:
+    """(demanded, answered rate, capped) of a sweep's sustained step, as the registry judges
+    it (results/sweeps.py); capped (a lower bound) when the sweep never broke the objective:
+    the rate is the cap it was given, not the server's limit. None when no step sustained."""
+    verdict = sweep_verdict(sweep, cap_option)
+    if verdict.value is None or verdict.bound == "upper":
         return None
-    step = next((s for s in steps if s["demanded_rate"] == rate), None)
-    achieved = step.get("response_rate") if step else None
-    capped = rate >= max(s["demanded_rate"] for s in steps)
-    return float(rate), float(achieved if isinstance(achieved, int | float) else rate), capped
+    step = next((s for s in sweep.get("steps", ())
+                 if isinstance(s.get("demanded_rate"), int | float)
+                 and float(s["demanded_rate"]) == verdict.value), None)
+    answered = step.get("response_rate") if step else None
+    return (verdict.value, float(answered if isinstance(answered, int | float)
+                                 else verdict.value), verdict.bound == "lower")
 
 
 def sweep_panels(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite],
@@ -225,7 +212,7 @@ def sweep_panels(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite],
                                   tuple(b[0] for b in ci), tuple(b[1] for b in ci), *look))
             errors.append(Series(label, x, tuple(_step_errors(s) for s in steps), None, None,
                                  *look))
-            point = sustained_point(sweep)
+            point = sustained_point(sweep, "--rates" if run.kind == "swarm" else "--max-rate")
             if point is not None:
                 markers.append(Marker(point[0], point[1], look[0], hollow=point[2]))
             if isinstance(sweep.get("slo_ms"), int | float):
@@ -236,7 +223,7 @@ def sweep_panels(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite],
     slo = max(set(objectives), key=objectives.count) if objectives else None
     return (
         Panel("achieved vs demanded (★ sustained, ☆ the cap)", "demanded requests/s",
-              "responses/s", tuple(achieved), diagonal=True, markers=tuple(markers)),
+              "answered requests/s", tuple(achieved), diagonal=True, markers=tuple(markers)),
         Panel("latency (mean, 95 % CI)", "demanded requests/s", "ms, from intended send",
               tuple(latency), hline=slo,
               hline_label=f"objective {slo:g} ms (mean and p99)" if slo else ""),

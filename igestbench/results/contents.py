@@ -92,7 +92,16 @@ OP = Spec(dict, keys={
     "count": COUNT, "ok": COUNT, "errors": COUNTS_BY_CAUSE, "mean_ms": OPTIONAL_NUMBER,
     "p50_ms": OPTIONAL_NUMBER, "p90_ms": OPTIONAL_NUMBER, "p99_ms": OPTIONAL_NUMBER,
     "max_ms": OPTIONAL_NUMBER, "histogram": Spec(str, nullable=True), "cold_ms": NUMBERS,
+    "failed_ms": OPTIONAL_NUMBER, "after_outage_ms": NUMBERS,
 }, check=_op_consistent)
+#: the suite's own clients in a phase (measure/sampler.py), whose verdict is client_bound
+CLIENT_CPU = Spec(dict, keys={
+    **{name: _number(nullable=True) for name in (
+        "cpu_percent", "capacity_percent", "busiest_percent", "wait_percent", "others_percent",
+        "load_avg")},
+    "cores": Spec(int, nullable=True, minimum=1), "bound": FLAG, "why": OPTIONAL_TEXT,
+    "machine_busy": Spec(bool, nullable=True), "busy_why": OPTIONAL_TEXT,
+})
 
 BENCHMARK = Spec(dict, keys={
     "workload": TEXT, "flavour": TEXT, "interface": TEXT, "concurrency": Spec(int, minimum=1),
@@ -101,6 +110,8 @@ BENCHMARK = Spec(dict, keys={
     "checks": Spec(dict, keys={"batch_size": Spec(int, minimum=1), "expected": COUNT,
                                "found": Spec(int, nullable=True, minimum=0)}),
     "problems": Spec(list, items=TEXT),
+    "errors": Spec(dict, keys={"calls": COUNT, "clients": COUNT, "causes": COUNTS_BY_CAUSE}),
+    "client_cpu": CLIENT_CPU,
 })
 
 LATENCY = Spec(dict, keys={
@@ -135,7 +146,14 @@ SAMPLE = Spec(dict, keys={
     "phase": TEXT, "interval_s": OPTIONAL_NUMBER, "t_s": NUMBERS, "cpu_percent": NUMBERS,
     "process_cpu_percent": NUMBERS, "net_in_mbit_s": NUMBERS, "net_out_mbit_s": NUMBERS,
     "memory_percent": NUMBERS, "per_core_percent": Spec(list, items=NUMBERS),
+    "client_cpu_percent": NUMBERS, "client_capacity_percent": NUMBERS,
+    "others_cpu_percent": NUMBERS, "load_avg": NUMBERS, "client_wait_percent": NUMBERS,
     "client_bound": FLAG,
+})
+#: a row of the registry of figures (results/figures.py); the loader has typed its keys
+SUMMARY_ROW = Spec(dict, keys={
+    "value": _number(nullable=True, minimum=None), "samples": COUNT,
+    "clients": Spec(int, nullable=True, minimum=1),
 })
 OUTAGE = Spec(dict, keys={"start": TEXT, "end": OPTIONAL_TEXT, "errors": COUNTS_BY_CAUSE})
 
@@ -175,6 +193,7 @@ CLEANUP: Mapping[str, Spec] = {
 #: List sections: a bad entry is left out.
 LIST_SECTIONS: Mapping[str, Spec] = {
     "benchmarks": BENCHMARK, "sweeps": SWEEP, "samples": SAMPLE, "outages": OUTAGE,
+    "summary": SUMMARY_ROW,
 }
 #: Object sections (dotted paths): a bad key is left out.
 OBJECT_SECTIONS: Mapping[str, Mapping[str, Spec]] = {
@@ -303,6 +322,9 @@ def _describe(section: str, item: Any) -> str:
     if section == "samples":
         phase = item.get("phase")
         return f"phase {phase}" if isinstance(phase, str) else ""
+    if section == "summary":
+        words = [str(item.get(k)) for k in ("workload", "metric") if isinstance(item.get(k), str)]
+        return " ".join(words)
     return ""
 
 

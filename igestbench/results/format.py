@@ -38,7 +38,11 @@ FORMAT_NAME = "igestbench-result"
 #     benchmarks[].interface and sweeps[].interface ("soap" | "rest", typed), run.interfaces
 #     (what was measured) and target.interfaces (what the target serves, and why). A file
 #     without them measured SOAP only: the loader reads a missing interface as "soap"
-#     (loader.with_interfaces), so every figure says its interface.
+#     (loader.with_interfaces), so every figure says its interface. One registry of figures
+#     (issue 19): summary, one row per headline figure (workload, interface, flavour, clients,
+#     metric, value, unit, text — text as the figure is shown everywhere — and samples, bound,
+#     marks, note; results/figures.py defines each figure). A file without it reads as rows
+#     computed from its entries by the same registry (figures.summary_rows).
 FORMAT_VERSION = 2
 
 #: ``target.name`` of a run against the built-in catalogue (``target.local``): its URL names a new
@@ -106,6 +110,10 @@ def _check_interface(value: Any) -> str | None:
     return None if value in INTERFACES else f"is {value!r}, not one of {', '.join(INTERFACES)}"
 
 
+def _check_bound(value: Any) -> str | None:
+    return None if value in ("lower", "upper") else f"is {value!r}, not lower or upper"
+
+
 @dataclass(frozen=True)
 class Field:
     """One key of the format: where it is, what it holds, whether a file must have it."""
@@ -161,6 +169,7 @@ _V1 = (
     Field("probe", dict),
     Field("checks", list, items=dict),
     Field("scores", dict, nullable=True),
+    Field("summary", list, items=dict),
     Field("benchmarks", list, items=dict),
     Field("sweeps", list, items=dict),
     Field("samples", list, items=dict),
@@ -202,6 +211,20 @@ def _v2() -> tuple[Field, ...]:
             Field("sweeps[].stopped", str, nullable=True),
         ),
         "samples": (Field("samples[].phase", str, required=True),),
+        "summary": (  # results/figures.py: SummaryRow
+            Field("summary[].workload", str, required=True),
+            Field("summary[].interface", str, required=True, check=_check_interface),
+            Field("summary[].flavour", str, required=True),
+            Field("summary[].clients", int, nullable=True),
+            Field("summary[].metric", str, required=True),
+            Field("summary[].value", float, nullable=True),
+            Field("summary[].unit", str, required=True),
+            Field("summary[].text", str, required=True),
+            Field("summary[].samples", int),
+            Field("summary[].bound", str, nullable=True, check=_check_bound),
+            Field("summary[].marks", list, items=str),
+            Field("summary[].note", str, nullable=True),
+        ),
     }
     fields: list[Field] = []
     for f in _V1:

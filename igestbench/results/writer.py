@@ -7,6 +7,11 @@ kill, a Ctrl-C — only ever meets the previous complete version or the next one
 Until :meth:`ResultWriter.finish` the file says ``"status": "partial"``; a file left by a crash
 therefore says of itself that it is incomplete.
 
+The writer also keeps the file's ``summary`` (one row per headline figure, :mod:`.figures`):
+each ``benchmarks`` or ``sweeps`` item appended adds its rows, computed from the item as written,
+so the summary always agrees with the entries beside it, whoever writes them (``sv7 run``,
+``sv7 swarm``, the example files).
+
 Result files travel between institutes, so the writer refuses, before anything reaches the disk,
 a key that names a credential and any string it was told is secret (session ids, passwords).
 """
@@ -28,6 +33,7 @@ from urllib.parse import urlsplit
 
 from igestbench import __version__
 from igestbench.errors import Sv7Error
+from igestbench.results.figures import SummaryRow, entry_figures, sweep_figures
 from igestbench.results.format import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -50,7 +56,9 @@ _CREDENTIAL_KEYS = frozenset({"password", "passwd", "sessionid"})
 # inside longer strings (a URL, an error message) without false alarms.
 _SUBSTRING_MIN = 8
 #: Sections the writer fills itself: set when the writer opens, the run status by finish().
-_OWN_SECTIONS = frozenset({"format", "version", "tool", "run"})
+_OWN_SECTIONS = frozenset({"format", "version", "tool", "run", "summary"})
+#: The list sections whose items have figures in the summary.
+_FIGURED = ("benchmarks", "sweeps")
 
 
 class SecretInResultError(Sv7Error):
@@ -100,6 +108,7 @@ class ResultWriter:
         self._clock = clock
         self._finished = False
         self._flushed_at = clock()
+        self._rows: list[SummaryRow] = []
         run_section: JSONObject = self._copy("run", run)
         run_section.setdefault("started", utc_timestamp(now()))
         run_section.update(status="partial", finished=None)
@@ -179,8 +188,27 @@ class ResultWriter:
         if found:
             raise ValueError(f"not a valid result document: {'; '.join(found)}")
         section.append(copy)
+        if name in _FIGURED:
+            self._figure(name, copy)
         if self._clock() - self._flushed_at >= self._autoflush_s:
             self.flush()
+
+    def _figure(self, name: str, item: JSONObject) -> None:
+        """Add the rows of a new ``benchmarks`` or ``sweeps`` item to the summary."""
+        rows: list[SummaryRow]
+        if name == "benchmarks":
+            rows = entry_figures(item)
+        else:
+            swarm = self._doc["run"].get("mode") == "swarm"
+            rows = sweep_figures(item, "--rates" if swarm else "--max-rate")
+        benchmarks = [r for r in self._rows if r.workload != "sweep"]
+        sweeps = [r for r in self._rows if r.workload == "sweep"]
+        if name == "benchmarks":
+            benchmarks += rows
+        else:
+            sweeps += rows
+        self._rows = benchmarks + sweeps  # the workloads' figures first, as run in order
+        self._doc["summary"] = [r.to_dict() for r in self._rows]
 
     def finish(self, status: str = "complete") -> Path:
         """Set the final status and finish time, write the file a last time, return its path."""
