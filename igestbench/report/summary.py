@@ -242,10 +242,12 @@ def _mark_best(rows: list[TargetSummary]) -> list[TargetSummary]:
         top = best_of([r.figures[i] for r in rows], higher)
         rows = [replace(r, figures=tuple(marked(c, top) if j == i else c
                                          for j, c in enumerate(r.figures))) for r in rows]
-    for name in ("sustained", "score", "change"):
-        top = best_of([getattr(r, name) for r in rows], True)
-        rows = [replace(r, **{name: marked(getattr(r, name), top)}) for r in rows]
-    return rows
+    top = best_of([r.sustained for r in rows], True)
+    rows = [replace(r, sustained=marked(r.sustained, top)) for r in rows]
+    top = best_of([r.score for r in rows], True)
+    rows = [replace(r, score=marked(r.score, top)) for r in rows]
+    top = best_of([r.change for r in rows], True)
+    return [replace(r, change=marked(r.change, top)) for r in rows]
 
 
 def campaign_summary(campaign: Campaign, success: Success,
