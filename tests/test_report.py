@@ -172,7 +172,7 @@ def test_trend_against_a_previous_campaign(tmp_path: Path) -> None:
                             parts=("verify",))
     dump_campaign(merge(now_files, config).document, tmp_path / "now.json")
     trend = build_report(load_campaign(tmp_path / "now.json"), before, charts=False).trend
-    assert trend is not None and trend.previous == "before"
+    assert trend is not None and trend.previous == "before (2026-11-21)"  # with its dates
     changes = {(c.site, c.target): c.direction for c in trend.changes}
     assert changes == {("A", "T1"): "worse", ("A", "T2"): "worse", ("B", "T1"): "better",
                        ("B", "T2"): "worse", ("C", "T1"): "worse"}

@@ -55,7 +55,9 @@ def test_a_run_stopped_on_a_fault_shows_failed_and_why(tmp_path: Path) -> None:
     page = render_html(report)
     assert page.count('<td class="failed-run">failed</td>') == 2  # p50 and p99
     assert f"(single-query): {STOPPED}" in page
-    assert "ended: failed" in page and "1 site," not in page  # two sites declared
+    # the notice says why the run failed, not only that it did
+    assert f"1 run failed — a workload&#39;s clients stopped: {STOPPED}: B → T1" in page
+    assert "Campaign <code>p</code>: 2 sites," in page  # two sites declared
     (csv_file,) = [f for f in write_csv(report, tmp_path / "csv") if f.name == "benchmarks.csv"]
     header, line = csv.reader(csv_file.read_text(encoding="utf-8").splitlines())
     fields = dict(zip(header, line, strict=True))
@@ -130,7 +132,8 @@ def test_an_empty_campaign_says_no_data(tmp_path: Path) -> None:
 def test_the_scale_of_the_scores_is_next_to_them(tmp_path: Path) -> None:
     page = render_html(build_report(build_campaign(tmp_path)))
     scale = page.split('id="scores"')[1].split('<table class="scores">')[0]
-    assert "3 HTTPS on port 443" in scale and "out of 10" in scale
+    assert "3 HTTPS on port 443" in scale and "out of 20" in scale
+    assert "4 every site that tried got an answer" in scale  # what each point is for
 
 
 def test_relative_path_data_draws_the_same_points() -> None:

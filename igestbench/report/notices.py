@@ -17,6 +17,7 @@ from igestbench.results.campaign import Campaign, CampaignRun
 from igestbench.results.format import parse_timestamp
 
 _HINT = re.compile(r" \(hint: .*\)$")
+_WORKER = re.compile(r"^worker \d+: ")
 #: why a file says "partial": it is written so from the first write until the run finishes
 KILLED = ("the file was never finished: the run was killed (kill -9, a crash, a power cut) or "
           "is still running; its figures are those written before")
@@ -33,6 +34,10 @@ def end_cause(run: CampaignRun) -> str:
     problems = run_problems(run.result)
     if problems:
         return problems[0].explanation
+    stopped = [_WORKER.sub("", p) for entry in run.result.benchmarks
+               for p in entry.get("problems") or () if isinstance(p, str) and _WORKER.match(p)]
+    if stopped:
+        return f"a workload's clients stopped: {stopped[0]}"
     if status == "interrupted":
         return "stopped by a signal (Ctrl-C, SIGTERM or SIGHUP); what it created was cleaned up"
     return "the file does not say why"

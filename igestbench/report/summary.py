@@ -150,7 +150,7 @@ def _median_cell(values: Sequence[SummaryRow], note: str) -> SummaryCell:
     value = float(f"{statistics.median(r.value for r in measured if r.value is not None):.6g}")
     first = measured[0]
     where = (f"{first.flavour}, {first.clients} client" + ("s" if first.clients != 1 else ""))
-    sites = f"median of {len(measured)} sites" if len(measured) > 1 else "1 site"
+    sites = f"median of {len(measured)} sites" if len(measured) > 1 else "from 1 site"
     marks = tuple(sorted({m for r in measured for m in r.marks if m == "client-bound"}))
     words = ", ".join(w for w in (sites, where, note) if w)
     return SummaryCell(format_value(value, unit), value, unit, words, marks=marks)
