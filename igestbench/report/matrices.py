@@ -131,7 +131,8 @@ def participation(campaign: Campaign) -> Participation:
     rows = []
     for site in campaign.sites:
         runs = [r for r in campaign.runs if r.site == site.name]
-        cells = tuple(sum(part in r.result.raw["run"].get("parts", ()) for r in runs)
+        # targets, not runs: a swarm run beside a run of the same target counts it once
+        cells = tuple(len({r.target for r in runs if part in r.result.raw["run"].get("parts", ())})
                       for part in parts)
         rows.append(ParticipationRow(site.name, site.country, cells,
                                      Tally(sum(n > 0 for n in cells), len(parts))))

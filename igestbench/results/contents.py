@@ -117,14 +117,15 @@ BENCHMARK = Spec(dict, keys={
 LATENCY = Spec(dict, keys={
     "mean": OPTIONAL_NUMBER, "p50": OPTIONAL_NUMBER, "p90": OPTIONAL_NUMBER,
     "p99": OPTIONAL_NUMBER, "p999": OPTIONAL_NUMBER,
-    "ci95": Spec(list, nullable=True, items=OPTIONAL_NUMBER, length=2),
+    # a confidence interval of few, spread calls can reach below 0: any finite bounds
+    "ci95": Spec(list, nullable=True, items=_number(nullable=True, minimum=None), length=2),
 })
 STEP = Spec(dict, keys={
     "demanded_rate": NUMBER, "duration_s": OPTIONAL_NUMBER, "sent": COUNT,
     "request_rate": OPTIONAL_NUMBER, "response_rate": OPTIONAL_NUMBER, "missed_slots": COUNT,
     "latency_ms": Spec(dict, keys={"corrected": LATENCY, "uncorrected": LATENCY}),
     "errors": COUNTS_BY_CAUSE, "workers": COUNT, "lost_workers": COUNT,
-    "lateness_ms": Spec(dict, values=OPTIONAL_NUMBER),
+    "lateness_ms": Spec(dict, values=_number(nullable=True, minimum=None)),
     "histograms": Spec(dict, values=Spec(str, check=_histogram)),
     "ops": Spec(dict, values=Spec(dict, keys={
         "count": COUNT, "ok": COUNT, "errors": COUNTS_BY_CAUSE, "latency_ms": LATENCY})),
