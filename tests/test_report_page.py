@@ -193,7 +193,8 @@ def test_quick_tours_are_labelled_apart_from_full_runs(tmp_path: Path) -> None:
     (notice,) = [n for n in report.notices if "quick tour" in n]
     assert notice.startswith("1 run is a quick tour") and "A → T2" in notice
     (scaling,) = [c for c in report.charts if c.kind == "scaling"]
-    assert {entry.label for entry in scaling.legend} == {"A · SOAP zeep (quick tour)", "B · SOAP zeep"}
+    assert {entry.label for entry in scaling.legend} == {"A · SOAP zeep (quick tour)",
+                                                         "B · SOAP zeep"}
     page = render_html(report)
     assert page.count('<span class="quick"') == 1
     assert "<td>quick tour</td>" in page and "<td>full</td>" in page
