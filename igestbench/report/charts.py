@@ -274,8 +274,8 @@ class ChartArtist:
             axes = list(figure.subplots(rows, columns, squeeze=False).flat)
             figure.subplots_adjust(left=left / _FIGURE_W, right=0.99, top=1 - 0.35 / height,
                                    bottom=bottom / height, hspace=gap / panel_h,
-                                   wspace=0.28 if not any(p.bars for p in chart.panels)
-                                   else 0.06)
+                                   wspace=0.06 if any(p.bars for p in chart.panels)
+                                   else 0.28 if columns < 4 else 0.5)
             self._figures[key] = figure, axes
         return self._figures[key]
 
@@ -380,11 +380,12 @@ def _draw_lines(ax: Any, panel: Panel) -> None:
              for line, _ in dotted],
             facecolors="none", edgecolors=[c for _, c in dotted], linewidths=3.5,
             capstyle="round", zorder=3, transform=ax.transData))
-    if panel.markers:  # sustained rates: a star, hollow where it is only the sweep's cap
-        ax.scatter([m.x for m in panel.markers], [m.y for m in panel.markers], marker="*",
-                   s=110, zorder=4, linewidths=1.0,
-                   facecolors=["white" if m.hollow else m.colour for m in panel.markers],
-                   edgecolors=[m.colour for m in panel.markers])
+    for m in panel.markers:  # sustained rates: a star, hollow where it is only the sweep's cap
+        # a marker line, not a scatter: its style stays on the marker's definition, which
+        # svg.py keeps (a scatter's colours sit on each <use>, where svg.py drops ticks' styles)
+        ax.plot([m.x], [m.y], linestyle="none", marker="*", markersize=11, zorder=4,
+                markeredgewidth=1.1, markeredgecolor=m.colour,
+                markerfacecolor="white" if m.hollow else m.colour)
     xs, ys = zip(*points, strict=True)
     # y starts at 0 (set_ylim below); with 0 in the data limits the top margin is a share of
     # the whole axis, so a line near the top is not drawn on the frame

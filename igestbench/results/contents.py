@@ -125,7 +125,11 @@ STEP = Spec(dict, keys={
     "request_rate": OPTIONAL_NUMBER, "response_rate": OPTIONAL_NUMBER, "missed_slots": COUNT,
     "latency_ms": Spec(dict, keys={"corrected": LATENCY, "uncorrected": LATENCY}),
     "errors": COUNTS_BY_CAUSE, "workers": COUNT, "lost_workers": COUNT,
-    "lateness_ms": Spec(dict, values=_number(nullable=True, minimum=None)),
+    # how late the scheduler sent (a latency summary; early sends are below 0)
+    "lateness_ms": Spec(dict, keys={
+        **{k: _number(nullable=True, minimum=None) for k in ("mean", "p50", "p90", "p99",
+                                                             "p999", "max")},
+        "ci95": Spec(list, nullable=True, items=_number(nullable=True, minimum=None), length=2)}),
     "histograms": Spec(dict, values=Spec(str, check=_histogram)),
     "ops": Spec(dict, values=Spec(dict, keys={
         "count": COUNT, "ok": COUNT, "errors": COUNTS_BY_CAUSE, "latency_ms": LATENCY})),
