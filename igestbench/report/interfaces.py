@@ -28,7 +28,6 @@ from igestbench.results.figures import (
     RowIndex,
     SummaryRow,
     format_value,
-    summary_rows,
 )
 from igestbench.results.format import DEFAULT_INTERFACE, INTERFACES
 
@@ -171,7 +170,7 @@ def _table(run: CampaignRun, local: bool) -> InterfaceTable:
     def row(operation: str, unit: str, cell: Any) -> InterfaceRow:
         return InterfaceRow(operation, unit, tuple(cell(i) for i in range(len(columns))))
 
-    index = RowIndex(summary_rows(run.result))
+    index = RowIndex(run.figures)
     measures = {(m.workload, m.name): m for m in MEASURES}
     rows = []
     for operation, key in OPERATIONS:

@@ -21,7 +21,6 @@ from igestbench.results.figures import (
     RATE,
     RowIndex,
     entry_figures,
-    summary_rows,
 )
 from igestbench.results.format import DEFAULT_INTERFACE
 from igestbench.results.sweeps import sweep_verdict
@@ -128,7 +127,7 @@ def scaling_panels(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite],
     latencies, so that in a grid of one row each a column is one measure."""
     colours = colours or {}
     rates_panels, mean_panels = [], []
-    indexed = [(run, RowIndex(summary_rows(run.result))) for run in _by_site(runs, sites)]
+    indexed = [(run, RowIndex(run.figures)) for run in _by_site(runs, sites)]
     for measure in MEASURES:
         lines: dict[str, list[tuple[float, float | None, float | None]]] = {}
         looks: dict[str, tuple[str, str]] = {}

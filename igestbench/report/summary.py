@@ -26,7 +26,7 @@ from igestbench.report.series import interface_name
 from igestbench.results.campaign import Campaign, CampaignRun
 from igestbench.results.campaign_file import CampaignTarget
 from igestbench.results.causes import MEANINGS
-from igestbench.results.figures import RowIndex, SummaryRow, format_value, summary_rows
+from igestbench.results.figures import RowIndex, SummaryRow, format_value
 
 #: The headline figures: (column, workload, metric, higher is better).
 HEADLINES = (
@@ -136,7 +136,7 @@ def _is_local(target: CampaignTarget, run: CampaignRun) -> bool:
 
 
 def _run_figure(run: CampaignRun, workload: str, metric: str) -> SummaryRow | None:
-    rows = summary_rows(run.result)
+    rows = run.figures
     return _figure(RowIndex(rows), rows, workload, metric)
 
 
@@ -169,7 +169,7 @@ def _ratio(groups: Sequence[tuple[list[CampaignRun], str]]) -> SummaryCell:
 def _ratio_of(runs: Sequence[CampaignRun], note: str) -> SummaryCell:
     ratios = []
     for run in runs:
-        rows = summary_rows(run.result)
+        rows = run.figures
         soap = _figure(RowIndex(rows), rows, "single-query", "rate")
         rest = next((r for r in rows if r.workload == "single-query" and r.metric == "rate"
                      and r.interface == "rest" and soap is not None
@@ -189,7 +189,7 @@ def _sustained(runs: Sequence[CampaignRun]) -> SummaryCell:
     """The highest sustained rate any site's sweep (or swarm) measured on the target."""
     best: tuple[SummaryRow, CampaignRun] | None = None
     for run in runs:
-        for row in summary_rows(run.result):
+        for row in run.figures:
             if row.workload != "sweep" or row.value is None or row.bound == "upper":
                 continue
             if best is None or row.value > (best[0].value or 0):

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from igestbench.report.notices import end_cause
 from igestbench.results.campaign import Campaign, CampaignRun
-from igestbench.results.figures import RowIndex, SummaryRow, measures_of, summary_rows
+from igestbench.results.figures import RowIndex, SummaryRow, measures_of
 from igestbench.results.pooling import pool
 from igestbench.results.scoring import (
     score_checks,
@@ -161,7 +161,7 @@ def benchmark_rows(campaign: Campaign) -> list[BenchmarkRow]:
         runs = sorted((r for r in campaign.runs if r.target == target.name),
                       key=lambda r: site_rank[r.site])
         for run in runs:
-            index = RowIndex(summary_rows(run.result))
+            index = RowIndex(run.figures)
             flavours = dict.fromkeys(b["flavour"] for b in run.result.benchmarks)
             rows.extend(_row(run, index, flavour, target.is_local_to(run.site))
                         for flavour in flavours)
@@ -229,7 +229,7 @@ def _service_aspects(runs: Sequence[CampaignRun], cells: Sequence[CellOutcome]
     checks = score_checks(sum(c.passed for c in connected), sum(c.total for c in connected))
     errors = calls = 0
     for run in runs:
-        for row in summary_rows(run.result):
+        for row in run.figures:
             if row.metric == "errors":
                 errors += int(row.value or 0)
             elif row.metric.endswith("rate") and row.workload != "sweep":

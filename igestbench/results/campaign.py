@@ -34,11 +34,13 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from secrets import token_hex
 from typing import Any
 
 from igestbench.results.campaign_file import CampaignSite, CampaignTarget
+from igestbench.results.figures import SummaryRow, summary_rows
 from igestbench.results.format import JSONObject, ResultFileError, json_type_name
 from igestbench.results.loader import ResultFile, result_from_document
 
@@ -65,6 +67,12 @@ class CampaignRun:
     result: ResultFile
     #: ``run`` (sv7 run) or ``swarm`` (sv7 swarm): see ResultFile.kind
     kind: str = "run"
+
+    @cached_property
+    def figures(self) -> tuple[SummaryRow, ...]:
+        """The run's figures, as the registry gives them (results/figures.py): read once, asked
+        by every table, chart and summary of the report."""
+        return tuple(summary_rows(self.result))
 
     @property
     def quick(self) -> bool:

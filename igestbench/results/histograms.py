@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import ctypes
+import functools
 import zlib
 from typing import Any
 
@@ -46,6 +47,23 @@ _PAYLOAD = ctypes.sizeof(PayloadHeader)
 
 class HistogramError(ValueError):
     """An encoded histogram that cannot be read; ``str()`` says why, in a few words."""
+
+
+def histogram_problem(text: Any, expected_count: int | None = None) -> str | None:
+    """What is wrong with the encoded histogram ``text`` (None: nothing), remembered for the
+    strings seen: a campaign's files are checked by merge and again by the report."""
+    if not isinstance(text, str):
+        return f"is {type(text).__name__}, not an encoded HdrHistogram"
+    return _problem(text, expected_count)
+
+
+@functools.lru_cache(maxsize=65536)
+def _problem(text: str, expected_count: int | None) -> str | None:
+    try:
+        decode_histogram(text, expected_count)
+    except HistogramError as exc:
+        return str(exc)
+    return None
 
 
 def decode_histogram(text: Any, expected_count: int | None = None) -> HdrHistogram:
