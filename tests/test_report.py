@@ -221,10 +221,13 @@ def test_the_example_campaign_in_headless_chromium(tmp_path: Path) -> None:
     # local connections framed and summed apart. (No client-bound mark: the example's files
     # flagged a busy machine, which the registry does not take for a saturated client.)
     assert '<span class="legend client-bound">' not in dom
-    for needle in ('<td class="failed-run">failed</td>',
-                   "stopped</span> (", "no data: every run of it failed",
-                   'class="cell ok local"', 'class="local-vs-remote"', 'class="scale"'):
+    for needle in ('<td class="failed-run">failed</td>', 'class="failed-row"',
+                   "stopped</span> (", 'class="cell ok local"', 'class="local-vs-remote"',
+                   'class="scale"', 'id="summary"', 'class="summary"',
+                   '<details class="charts', 'class="table-legend"'):
         assert needle in dom, needle
+    # the summary opens the page, before the matrices
+    assert dom.index('id="summary"') < dom.index('id="participation"')
     assert not re.search(r">0\.0[1-9]<", dom)  # no tick of a made-up axis
     png = tmp_path / "page.png"
     subprocess.run([*flags, f"--screenshot={png}", "--window-size=1400,3000", html.as_uri()],
