@@ -207,3 +207,15 @@ def test_the_trend_shows_performance_per_target_with_both_dates(tmp_path: Path) 
     assert "(2026-11-21 → 2026-12-21)" in page  # both campaigns' dates in the summary
     assert re.search(r"-50 % ▲", page)
     assert report.summary is not None and "faster by 50 %" in report.summary.rows[0].change.text
+
+
+def test_a_real_swarm_file_merges_without_damage_beside_a_run(tmp_path: Path) -> None:
+    """The committed sv7 swarm file: every part of it passes merge's checks (its histograms,
+    send lateness, per-worker steps), and it is counted beside ESRF's run of the same target."""
+    (swarm,) = (Path(__file__).resolve().parent.parent / "fixtures" / "results" / "swarm"
+                ).glob("*.json")
+    url = json.loads(swarm.read_text(encoding="utf-8"))["target"]["url"]
+    run = write_result(tmp_path, "ESRF", url, checks=[check("x")], benchmarks=_entries())
+    outcome = merge([swarm, run])
+    assert outcome.damaged == () and outcome.skipped == ()
+    assert sorted(r["kind"] for r in outcome.document["runs"]) == ["run", "swarm"]

@@ -151,6 +151,8 @@ def _median_cell(values: Sequence[SummaryRow], note: str) -> SummaryCell:
     first = measured[0]
     where = (f"{first.flavour}, {first.clients} client" + ("s" if first.clients != 1 else ""))
     sites = f"median of {len(measured)} sites" if len(measured) > 1 else "from 1 site"
+    if all(r.samples == 1 for r in measured):
+        sites += ", n = 1"  # one call each: a percentile of nothing more
     marks = tuple(sorted({m for r in measured for m in r.marks if m == "client-bound"}))
     words = ", ".join(w for w in (sites, where, note) if w)
     return SummaryCell(format_value(value, unit), value, unit, words, marks=marks)
