@@ -288,3 +288,81 @@ def test_pooled_percentiles_are_hdrhs_own_for_one_histogram() -> None:
     p50, p99 = pooled_percentiles_ms([encoded], (50.0, 99.0))
     assert p50 == histogram.get_value_at_percentile(50.0) / 1000
     assert p99 == histogram.get_value_at_percentile(99.0) / 1000
+
+
+def test_summary_csv_rows_of_a_campaign(tmp_path: Path) -> None:
+    from igestbench.results.campaign import dump_campaign, load_campaign
+    from igestbench.results.campaign_file import CampaignConfig, CampaignSite, CampaignTarget
+    from igestbench.results.figures import (
+        SUMMARY_CSV_FIELDS,
+        campaign_summary,
+        summary_csv_cells,
+    )
+    from igestbench.results.merge import merge
+
+    url = "https://t.example/ICATService/ICAT"
+    sweep = {"flavour": "lean", "slo_ms": 50.0, "steps": [step(10, 2, 5), step(20, 60, 90)],
+             "sustained_rate": 10.0}
+    path = write_result(tmp_path, "A", url, benchmarks=[
+        entry("full-cycle", {"full-cycle": op([10.0, 12.0])})], sweeps=[sweep])
+    config = CampaignConfig("c", (CampaignSite("A"),), (CampaignTarget("T", url),))
+    dump_campaign(merge([path], config).document, tmp_path / "c.json")
+    lines = [summary_csv_cells(run, row)
+             for run, row in campaign_summary(load_campaign(tmp_path / "c.json"))]
+    assert all(len(line) == len(SUMMARY_CSV_FIELDS) for line in lines)
+    named = [dict(zip(SUMMARY_CSV_FIELDS, line, strict=True)) for line in lines]
+    rate = next(n for n in named if n["metric"] == "rate")
+    assert (rate["site"], rate["target"], rate["unit"], rate["text"]) == (
+        "A", "T", "cycles/s", "90.9 cycles/s")
+    sustained = named[-1]
+    assert (sustained["value"], sustained["text"], sustained["marks"]) == (10.0,
+                                                                         "10.0 requests/s", "")
+    assert sustained["note"] == "objective broken at 20.0 requests/s: p99 90.0 ms ≥ 50 ms"
+
+
+def test_a_rows_own_reason_comes_without_the_clients_notes() -> None:
+    e = entry("burst", {}, problems=["worker 0: INTERNAL: boom; try again"],
+              client_cpu={"bound": True, "why": "the busiest client used 97 % of one core",
+                          "machine_busy": True, "busy_why": "a client waited for a core"})
+    row = by_metric(entry_figures(e))["create rate"]
+    assert row.marks == ("client-bound", "machine-busy", "failed")
+    assert row.reason == "failed: INTERNAL: boom; try again"
+    assert row.note == ("failed: INTERNAL: boom; try again; client-bound: the busiest client "
+                        "used 97 % of one core; machine busy: a client waited for a core")
+
+
+def test_the_live_line_is_the_registrys_figure_over_the_calls_so_far() -> None:
+    """The issue: a live 'full-cycle/zeep/1: 107 done, 77.2/s' (it counted the cycles' steps)
+    ended as '29.365/s'. The live rate is the registry's over the same calls, so it converges
+    on the phase's figure: given all the calls, it is that figure."""
+    import io
+
+    from igestbench.measure.timing import TimingRecord
+    from igestbench.run.benchmarks import benchmark_entry
+    from igestbench.run.progress import LiveFigures, Progress
+    from igestbench.run.workers import WorkerOutcome, WorkerRun
+
+    ms = 1_000_000
+
+    def cycle(start: int, duration_ms: float, ok: bool = True) -> list[TimingRecord]:
+        # a failed cycle: its last step failed, and the cycle with it (one error, not two)
+        steps = [TimingRecord(f"full-cycle/lookup {e}", start, ms, ok or e != "Datafile",
+                              None if ok or e != "Datafile" else "IcatInternal")
+                 for e in ("Facility", "Dataset", "Datafile")]
+        return [*steps, TimingRecord("full-cycle", start, round(duration_ms * ms), ok,
+                                     None if ok else "IcatInternal")]
+
+    by_worker = {w: [r for i in range(6) for r in cycle(i * 40 * ms, 30.0 + w + i,
+                                                       ok=(w, i) != (1, 3))]
+                 for w in (0, 1)}
+    stream = io.StringIO()
+    progress = Progress(stream, live=True)
+    live = LiveFigures("full-cycle", 2)
+    progress.start("full-cycle/zeep/2", figures=live)
+    for worker, records in by_worker.items():
+        progress.records(records, worker=worker)
+    run = WorkerRun(by_worker, [WorkerOutcome(w, {}, [], None, 0) for w in (0, 1)], 0, 1)
+    final = by_metric(entry_figures(benchmark_entry("full-cycle", "zeep", 2, run)))
+    assert live.line() == f"12 calls, 1 error · {final['rate'].text}"
+    assert "cycles/s" in stream.getvalue() and final["rate"].samples == 9
+    assert final["errors"].value == 1

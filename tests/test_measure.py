@@ -469,5 +469,5 @@ def test_client_bound_is_the_suites_own_cpu_against_the_cores_it_could_use() -> 
     # without clients (capacity 0) counts for nothing
     assert not waiting.client_bound and waiting.machine_busy
     assert summary["busy_why"] == ("a client waited for a core 52 % of the time (load average "
-                                   "3.5; the rest of the machine used 50 % of CPU)")
+                                   "3.5, the rest of the machine used 50 % of CPU)")
     assert not _series([30.0], [200.0], [20.0]).client_bound

@@ -104,10 +104,22 @@ def test_scores_tell_a_working_catalogue_from_a_failing_one(tmp_path: Path) -> N
 
 
 def test_summary_csv_has_value_and_unit_columns(tmp_path: Path) -> None:
-    report = build_report(_campaign(tmp_path), charts=False)
+    campaign = _campaign(tmp_path)
+    report = build_report(campaign, charts=False)
     written = write_csv(report, tmp_path / "csv")
     assert tmp_path / "csv" / "summary.csv" in written
+    # summary.csv: every counted run's summary rows, as the registry gives them
     rows = list(csv.DictReader((tmp_path / "csv" / "summary.csv").read_text(
+        encoding="utf-8").splitlines()))
+    run = campaign.run("B", "Good ICAT")
+    assert run is not None
+    p50 = next(r for r in run.figures if (r.workload, r.metric) == ("single-query", "p50"))
+    (line,) = [r for r in rows if (r["site"], r["target"], r["workload"], r["metric"])
+               == ("B", "Good ICAT", "single-query", "p50")]
+    assert (float(line["value"]), line["unit"], line["text"]) == (p50.value, "ms", p50.text)
+    assert len(rows) == sum(len(r.figures) for r in campaign.runs)
+    # summary-targets.csv: the page's summary, one row per target and column
+    rows = list(csv.DictReader((tmp_path / "csv" / "summary-targets.csv").read_text(
         encoding="utf-8").splitlines()))
     assert list(rows[0]) == ["target", "operator", "figure", "value", "unit", "text", "best",
                              "note"]

@@ -149,7 +149,7 @@ class PhaseSeries:
             return None
         load = max(self.load_avg, default=0.0)
         return (f"a client waited for a core {means[4]:.0f} % of the time (load average "
-                f"{load:.1f}; the rest of the machine used {means[3]:.0f} % of CPU)")
+                f"{load:.1f}, the rest of the machine used {means[3]:.0f} % of CPU)")
 
     def client_summary(self) -> dict[str, Any]:
         """The phase's clients in one object (a ``benchmarks`` entry's ``client_cpu``): their
@@ -228,7 +228,6 @@ class Sampler:
         psutil.cpu_percent(None, percpu=True)
         for process in (self._own, *self._clients):
             process.cpu_percent(None)
-        self._thread_cpu = self._threads_cpu()
         self._last_t = time.monotonic()
         self._last_net = psutil.net_io_counters()
         self._thread = threading.Thread(target=self._run, name="sv7-sampler", daemon=True)
@@ -347,10 +346,11 @@ class Sampler:
         when none runs), and their native ids, which psutil and /proc name threads by."""
         ids = [t.native_id for t in threading.enumerate()
                if t.name.startswith(CLIENT_THREAD_PREFIX) and t.native_id is not None]
+        if not ids:  # none now: those of the next sample start after this one (from 0)
+            self._thread_cpu = {}
+            return None, []
         before, now = self._thread_cpu, self._threads_cpu()
         self._thread_cpu = now
-        if not ids:
-            return None, []
         used = sum(now[i] - before.get(i, 0.0) for i in ids if i in now)
         return max(0.0, used) / elapsed * 100, ids
 

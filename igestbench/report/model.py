@@ -31,7 +31,7 @@ from igestbench.report.summary import (
     with_change,
 )
 from igestbench.report.tables import BenchmarkRow, TargetScores, benchmark_rows, deployment_scores
-from igestbench.results.campaign import Campaign
+from igestbench.results.campaign import Campaign, CampaignRun
 from igestbench.results.campaign_file import CampaignSite
 
 
@@ -96,6 +96,8 @@ class Report:
     dates: str = ""
     #: per target and headline figure, the change since the previous campaign
     changes: tuple[FigureChange, ...] = ()
+    #: the counted runs, for their figures (summary.csv)
+    figure_runs: tuple[CampaignRun, ...] = ()
 
 
 def build_report(campaign: Campaign, previous: Campaign | None = None, *,
@@ -148,7 +150,7 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
         runs=runs,
         history_count=len(campaign.history), notices=tuple(notices(campaign)), trend=before,
         interfaces=tuple(interface_tables(campaign)), summary=summary, dates=dates,
-        changes=changes,
+        changes=changes, figure_runs=campaign.runs,
     )
 
 

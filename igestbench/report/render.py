@@ -23,6 +23,7 @@ from markupsafe import Markup
 
 from igestbench.report.model import Report
 from igestbench.report.summary import CampaignSummary
+from igestbench.results.rows import SUMMARY_CSV_FIELDS, summary_csv_cells
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -101,7 +102,7 @@ def render_markdown(report: Report) -> str:
     return environment(markdown=True).get_template("report.md.j2").render(r=report)
 
 
-#: The columns of summary.csv: one row per target and summary column, value and unit apart.
+#: The columns of summary-targets.csv: one row per target and column of the page's summary.
 SUMMARY_CSV = ("target", "operator", "figure", "value", "unit", "text", "best", "note")
 
 
@@ -177,8 +178,12 @@ def write_csv(report: Report, directory: Path) -> list[Path]:
          for col, cell in zip(t.columns, row.cells, strict=True)),
     ))
     # the row's figures as numbers (the registry's values); their texts are on the page
-    if report.summary is not None:
-        written.append(_write(directory / "summary.csv", SUMMARY_CSV,
+    # every counted run's figures as the registry gives them (value and unit apart)
+    written.append(_write(directory / "summary.csv", SUMMARY_CSV_FIELDS,
+                          (summary_csv_cells(run, row) for run in report.figure_runs
+                           for row in run.figures)))
+    if report.summary is not None:  # the page's summary: one row per target and column
+        written.append(_write(directory / "summary-targets.csv", SUMMARY_CSV,
                               summary_csv_rows(report.summary)))
     fields = [f for f in report.benchmarks[0].__dataclass_fields__ if f != "figures"] \
         if report.benchmarks else ["site"]

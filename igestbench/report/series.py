@@ -20,13 +20,15 @@ from igestbench.results.figures import (
     MEASURES,
     RATE,
     RowIndex,
-    entry_figures,
 )
 from igestbench.results.format import DEFAULT_INTERFACE
 from igestbench.results.sweeps import sweep_verdict
 
 #: The workloads in the order the runner runs them.
 WORKLOADS = tuple(dict.fromkeys(m.workload for m in MEASURES))
+#: The measure each workload's scaling panels draw: one per workload (burst: createMany, how
+#: ingestion scales; its create rate is in the tables), so a chart keeps its eight panels.
+CHARTED = tuple(m for m in MEASURES if m.name in ("", "createMany"))
 #: CPU use above which the sampler counts a client as saturated.
 SATURATED_PERCENT = 90.0
 
@@ -91,12 +93,6 @@ def _by_site(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite]) -> list
     return sorted(runs, key=lambda r: rank.get(r.site, len(rank)))
 
 
-def failed(entry: Mapping[str, Any], workload: str) -> bool:
-    """The entry measured nothing: no call of its unit of work succeeded (the run stopped)."""
-    rows = [r for r in entry_figures(entry) if r.metric.endswith(RATE)]
-    return bool(rows) and all("failed" in r.marks for r in rows)
-
-
 #: How the page names an interface.
 INTERFACE_NAMES = {"soap": "SOAP", "rest": "REST"}
 
@@ -121,14 +117,14 @@ def line_label(run: CampaignRun, interface: str, flavour: str | None = None) -> 
 
 def scaling_panels(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite],
                    colours: Mapping[str, str] | None = None) -> tuple[Panel, ...]:
-    """Per measure of each workload (burst: create and createMany) its rate and its mean
+    """Per workload (:data:`CHARTED`: burst by its createMany batches) its rate and its mean
     latency against clients, as the registry of figures gives them (results/figures.py), never
     0 for a level whose workers failed (that is no measurement): the rates first, then the
-    latencies, so that in a grid of one row each a column is one measure."""
+    latencies, so that in a grid of one row each a column is one workload."""
     colours = colours or {}
     rates_panels, mean_panels = [], []
     indexed = [(run, RowIndex(run.figures)) for run in _by_site(runs, sites)]
-    for measure in MEASURES:
+    for measure in CHARTED:
         lines: dict[str, list[tuple[float, float | None, float | None]]] = {}
         looks: dict[str, tuple[str, str]] = {}
         for run, index in indexed:

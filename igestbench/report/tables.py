@@ -128,8 +128,8 @@ def _row(run: CampaignRun, index: RowIndex, flavour: str, local: bool = False) -
                    and r.clients == level_of[r.workload]]
     stopped = tuple(w for w, e in lowest.items() if e is not None and all(
         "failed" in r.marks for r in lowest_rows if r.workload == w and r.metric.endswith("rate")))
-    causes = [r.note.removeprefix("failed: ") for r in lowest_rows
-              if "failed" in r.marks and r.note]
+    causes = [r.reason.removeprefix("failed: ") for r in lowest_rows
+              if "failed" in r.marks and r.reason]
     cycle = figures[("full-cycle", "mean")]
     return BenchmarkRow(
         site=run.site, target=run.target, flavour=flavour,

@@ -37,12 +37,16 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from secrets import token_hex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from igestbench.errors import UsageError
+from igestbench.icat.endpoint import endpoint_of
 from igestbench.results.campaign_file import CampaignSite, CampaignTarget
-from igestbench.results.figures import SummaryRow, summary_rows
 from igestbench.results.format import JSONObject, ResultFileError, json_type_name
 from igestbench.results.loader import ResultFile, result_from_document
+
+if TYPE_CHECKING:
+    from igestbench.results.rows import SummaryRow
 
 CAMPAIGN_FORMAT = "igestbench-campaign"
 
@@ -72,6 +76,8 @@ class CampaignRun:
     def figures(self) -> tuple[SummaryRow, ...]:
         """The run's figures, as the registry gives them (results/figures.py): read once, asked
         by every table, chart and summary of the report."""
+        from igestbench.results.figures import summary_rows  # figures' rows name CampaignRun
+
         return tuple(summary_rows(self.result))
 
     @property
@@ -231,14 +237,31 @@ def _view(path: Path, doc: JSONObject) -> Campaign:
         runs.append(run)
         damaged += [Damaged(run.file, run.site, d.where, d.what, d.reason)
                     for d in run.result.damages]
+    sites = tuple(CampaignSite(str(s["name"]), str(s.get("country") or ""))
+                  for s in head["sites"])
+    for t in head["targets"]:
+        try:
+            endpoint_of(str(t["url"]))
+        except UsageError as exc:
+            raise ResultFileError(path, f"damaged campaign file (target {t.get('name')!r}: "
+                                        f"{exc})") from None
+    site_names = {s.name for s in sites}
+    target_names = {str(t["name"]) for t in head["targets"]}
+    placed = []
+    for run in runs:  # a run must sit in a cell of the matrices (merge put it there)
+        if run.site in site_names and run.target in target_names:
+            placed.append(run)
+        else:
+            skipped.append(Skipped(run.file, f"in the campaign file: site {run.site!r} or "
+                                             f"target {run.target!r} is not the campaign's"))
+    runs = placed
     return Campaign(
         path=path,
         name=str(head["name"]),
         title=str(head.get("title") or ""),
         declared=bool(head["declared"]),
         parts=tuple(str(p) for p in head["parts"]),
-        sites=tuple(CampaignSite(str(s["name"]), str(s.get("country") or ""))
-                    for s in head["sites"]),
+        sites=sites,
         targets=tuple(CampaignTarget(str(t["name"]), str(t["url"]), t.get("operator"))
                       for t in head["targets"]),
         runs=tuple(runs),

@@ -54,14 +54,22 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from igestbench.results.campaign import Campaign, CampaignRun
 from igestbench.results.format import DEFAULT_INTERFACE
-from igestbench.results.formatting import BOUNDS, format_number, format_value
+from igestbench.results.formatting import format_number, format_value
 from igestbench.results.loader import ResultFile
 from igestbench.results.pooling import pooled_percentiles_ms
+from igestbench.results.rows import (
+    SUMMARY_CSV_FIELDS,
+    SUMMARY_FIELDS,
+    RowIndex,
+    SummaryRow,
+    summary_csv_cells,
+)
 from igestbench.results.sweeps import sweep_verdict
 
 __all__ = [
@@ -69,16 +77,22 @@ __all__ = [
     "FIGURES",
     "MEAN",
     "MEASURES",
+    "MS",
     "P50",
     "P99",
     "RATE",
+    "SECTION_FIGURES",
     "STATS",
+    "SUMMARY_CSV_FIELDS",
     "SUMMARY_FIELDS",
     "SUSTAINED",
     "Figure",
     "Measure",
     "RowIndex",
     "SummaryRow",
+    "calls_of",
+    "campaign_summary",
+    "cap_option",
     "client_bound",
     "compute_summary",
     "entry_figures",
@@ -87,6 +101,8 @@ __all__ = [
     "format_number",
     "format_value",
     "measures_of",
+    "section_rows",
+    "summary_csv_cells",
     "summary_rows",
     "sweep_figures",
 ]
@@ -211,81 +227,6 @@ def _stored(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else float(f"{value:.6g}")
 
 
-# --- a summary row -----------------------------------------------------------------------------
-
-#: The keys of a ``summary`` row in the result file, and the columns of summary.csv, in order.
-SUMMARY_FIELDS = ("workload", "interface", "flavour", "clients", "metric", "value", "unit",
-                  "text", "samples", "bound", "marks", "note")
-
-
-@dataclass(frozen=True)
-class SummaryRow:
-    """One figure of one run, as the result file's ``summary`` list holds it.
-
-    ``text`` is how the figure is written everywhere (terminal, page, CSV). ``bound`` says the
-    value is a limit, not a measurement: ``"lower"`` (written ``≥``: a sweep that reached its
-    cap with the objective met) or ``"upper"`` (``<``: no step met it). ``marks`` are flags the
-    page shows on the figure: ``client-bound`` (the suite's own clients were saturated: the
-    figure understates the server), ``failed`` (the workload's clients stopped: no measurement),
-    ``capped``, ``machine-busy`` (the clients waited for a core: the figure includes that
-    wait); ``note`` says why, in one line.
-    """
-
-    workload: str
-    interface: str
-    flavour: str
-    #: the concurrency level; None for a sweep (its load is a rate, not a number of clients)
-    clients: int | None
-    metric: str
-    value: float | None
-    unit: str
-    text: str
-    samples: int = 0
-    bound: str | None = None
-    marks: tuple[str, ...] = ()
-    note: str | None = None
-
-    @property
-    def key(self) -> tuple[str, str, str, int | None, str]:
-        """What identifies the figure within a run: (workload, interface, flavour, clients,
-        metric)."""
-        return (self.workload, self.interface, self.flavour, self.clients, self.metric)
-
-    @property
-    def definition(self) -> Figure | None:
-        return _BY_NAME.get((self.workload, self.metric))
-
-    def to_dict(self) -> dict[str, Any]:
-        """The row as the result file's ``summary`` holds it (keys :data:`SUMMARY_FIELDS`)."""
-        return {"workload": self.workload, "interface": self.interface, "flavour": self.flavour,
-                "clients": self.clients, "metric": self.metric, "value": self.value,
-                "unit": self.unit, "text": self.text, "samples": self.samples,
-                "bound": self.bound, "marks": list(self.marks), "note": self.note}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SummaryRow | None:
-        """The row a file's ``summary`` item describes; None for one that is not a row."""
-        try:
-            value = data.get("value")
-            clients = data.get("clients")
-            return cls(
-                workload=str(data["workload"]), interface=str(data["interface"]),
-                flavour=str(data["flavour"]),
-                clients=clients if isinstance(clients, int) and not isinstance(clients, bool)
-                else None,
-                metric=str(data["metric"]),
-                value=float(value) if isinstance(value, int | float)
-                and not isinstance(value, bool) else None,
-                unit=str(data["unit"]), text=str(data["text"]),
-                samples=int(data.get("samples") or 0),
-                bound=data.get("bound") if data.get("bound") in BOUNDS else None,
-                marks=tuple(str(m) for m in data.get("marks") or ()),
-                note=str(data["note"]) if data.get("note") is not None else None,
-            )
-        except (KeyError, TypeError, ValueError):
-            return None
-
-
 # --- figures of a benchmarks entry --------------------------------------------------------------
 
 _WORKER = re.compile(r"^worker \d+: ")
@@ -392,6 +333,15 @@ def _latency(entry: Mapping[str, Any], measure: Measure) -> tuple[dict[str, floa
     return {MEAN: mean, P50: p50, P99: p99}, n
 
 
+def calls_of(ops: Iterable[str]) -> set[str]:
+    """The operations among ``ops`` that are calls, not steps timed inside another recorded
+    operation (``full-cycle/lookup Dataset`` inside ``full-cycle``): a failed step fails its
+    call too, and one failure is one error."""
+    names = set(ops)
+    return {op for op in names
+            if not any("/".join(op.split("/")[:i]) in names for i in range(1, op.count("/") + 1))}
+
+
 def _errors(entry: Mapping[str, Any]) -> int:
     recorded = entry.get("errors")
     if isinstance(recorded, Mapping) and "calls" in recorded:
@@ -399,8 +349,9 @@ def _errors(entry: Mapping[str, Any]) -> int:
     # files before the count: failed warm calls, and clients that stopped with an error
     ops = entry.get("ops") if isinstance(entry.get("ops"), Mapping) else {}
     assert isinstance(ops, Mapping)
-    failed = sum(_count(op.get("count")) - _count(op.get("ok")) for op in ops.values()
-                 if isinstance(op, Mapping))
+    calls = calls_of(ops)
+    failed = sum(_count(op.get("count")) - _count(op.get("ok")) for name, op in ops.items()
+                 if name in calls and isinstance(op, Mapping))
     stopped = sum(1 for p in entry.get("problems") or () if _WORKER.match(str(p)))
     return failed + stopped
 
@@ -505,20 +456,43 @@ def sweep_figures(sweep: Mapping[str, Any], cap_option: str = "--max-rate") -> l
     )]
 
 
+def cap_option(run: Mapping[str, Any]) -> str:
+    """The option that set a run's highest demanded rate, as a capped sweep names it."""
+    return "--rates/--max-rate" if run.get("mode") == "swarm" else "--max-rate"
+
+
+def _benchmark_rows(entry: Mapping[str, Any], run: Mapping[str, Any]) -> list[SummaryRow]:
+    return entry_figures(entry)
+
+
+def _sweep_rows(sweep: Mapping[str, Any], run: Mapping[str, Any]) -> list[SummaryRow]:
+    return sweep_figures(sweep, cap_option(run))
+
+
+#: The sections whose contents have figures in the summary, in the summary's order, and the
+#: rows of one of their items (of a list section) or of the section itself (an object), given
+#: the file's ``run``. A new part with headline figures adds its section here: the writer and
+#: :func:`compute_summary` then keep its rows.
+SECTION_FIGURES: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], list[SummaryRow]]] = {
+    "benchmarks": _benchmark_rows,
+    "sweeps": _sweep_rows,
+}
+
+
+def section_rows(name: str, content: Any, run: Mapping[str, Any]) -> list[SummaryRow]:
+    """The rows of one section of a result document (:data:`SECTION_FIGURES`)."""
+    rows_of = SECTION_FIGURES[name]
+    if isinstance(content, list):
+        return [row for item in content if isinstance(item, Mapping) for row in rows_of(item, run)]
+    return rows_of(content, run) if isinstance(content, Mapping) else []
+
+
 def compute_summary(doc: Mapping[str, Any]) -> list[SummaryRow]:
     """The summary rows of a result document, computed from its entries (what the runner
     writes as ``summary``, and what a file without one reads as)."""
     run = doc.get("run") if isinstance(doc.get("run"), Mapping) else {}
     assert isinstance(run, Mapping)
-    cap = "--rates" if run.get("mode") == "swarm" else "--max-rate"
-    rows: list[SummaryRow] = []
-    for entry in doc.get("benchmarks") or ():
-        if isinstance(entry, Mapping):
-            rows += entry_figures(entry)
-    for sweep in doc.get("sweeps") or ():
-        if isinstance(sweep, Mapping):
-            rows += sweep_figures(sweep, cap)
-    return rows
+    return [row for name in SECTION_FIGURES for row in section_rows(name, doc.get(name), run)]
 
 
 def summary_rows(result: ResultFile | Mapping[str, Any]) -> list[SummaryRow]:
@@ -526,24 +500,29 @@ def summary_rows(result: ResultFile | Mapping[str, Any]) -> list[SummaryRow]:
     before the list existed, or one cut short before it was written — rows computed from its
     entries by the same rules."""
     doc = result.raw if isinstance(result, ResultFile) else result
+    cached = _READ.get(id(doc))
+    if cached is not None and cached[0] is doc:  # the tables and every chart ask per run
+        return list(cached[1])
     stored = doc.get("summary")
     if isinstance(stored, list) and (stored or not (doc.get("benchmarks") or doc.get("sweeps"))):
-        return [row for item in stored if isinstance(item, Mapping)
+        rows = [row for item in stored if isinstance(item, Mapping)
                 and (row := SummaryRow.from_dict(item)) is not None]
-    return compute_summary(doc)
+    else:
+        rows = compute_summary(doc)
+    if len(_READ) >= _READ_LIMIT:
+        _READ.clear()
+    _READ[id(doc)] = (doc, tuple(rows))  # the document is kept: its id cannot be reused
+    return rows
 
 
-@dataclass
-class RowIndex:
-    """Rows by their key, for the printers that look figures up one by one (tables, charts)."""
+#: The rows of the documents read lately, by the document's id (documents are not changed once
+#: read: a ResultFile's raw document is the loader's).
+_READ: dict[int, tuple[Mapping[str, Any], tuple[SummaryRow, ...]]] = {}
+_READ_LIMIT = 4096
 
-    rows: Sequence[SummaryRow]
-    _by_key: dict[tuple[str, str, str, int | None, str], SummaryRow] = field(
-        init=False, repr=False)
 
-    def __post_init__(self) -> None:
-        self._by_key = {row.key: row for row in self.rows}
-
-    def get(self, workload: str, interface: str, flavour: str, clients: int | None,
-            metric: str) -> SummaryRow | None:
-        return self._by_key.get((workload, interface, flavour, clients, metric))
+def campaign_summary(campaign: Campaign) -> list[tuple[CampaignRun, SummaryRow]]:
+    """Every run's summary rows, with the run each comes from, in the campaign's order: what
+    ``sv7 report --csv`` writes as summary.csv (:data:`SUMMARY_CSV_FIELDS`,
+    :func:`summary_csv_cells`)."""
+    return [(run, row) for run in campaign.runs for row in summary_rows(run.result)]

@@ -139,7 +139,7 @@ def step_line(step: Mapping[str, Any], slo_ms: float | None) -> str:
              f"p99 {_ms(_number(corrected.get('p99')))}",
              f"{errors:,} of {sent:,} calls failed" if errors else f"{sent:,} calls, no error"]
     if isinstance(missed, int) and missed:
-        parts.append(f"{missed:,} missed slots")
+        parts.append(f"{missed:,} missed slot{'s' if missed != 1 else ''}")
     workers = step.get("workers")
     if isinstance(workers, int) and not isinstance(workers, bool):
         parts.append(f"{workers} worker{'s' if workers != 1 else ''}")

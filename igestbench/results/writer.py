@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 
 from igestbench import __version__
 from igestbench.errors import Sv7Error
-from igestbench.results.figures import SummaryRow, entry_figures, sweep_figures
+from igestbench.results.figures import SECTION_FIGURES, SummaryRow, section_rows
 from igestbench.results.format import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -57,8 +57,6 @@ _CREDENTIAL_KEYS = frozenset({"password", "passwd", "sessionid"})
 _SUBSTRING_MIN = 8
 #: Sections the writer fills itself: set when the writer opens, the run status by finish().
 _OWN_SECTIONS = frozenset({"format", "version", "tool", "run", "summary"})
-#: The list sections whose items have figures in the summary.
-_FIGURED = ("benchmarks", "sweeps")
 
 
 class SecretInResultError(Sv7Error):
@@ -108,7 +106,8 @@ class ResultWriter:
         self._clock = clock
         self._finished = False
         self._flushed_at = clock()
-        self._rows: list[SummaryRow] = []
+        #: the summary's rows by the section they come from (figures.SECTION_FIGURES)
+        self._rows: dict[str, list[SummaryRow]] = {}
         run_section: JSONObject = self._copy("run", run)
         run_section.setdefault("started", utc_timestamp(now()))
         run_section.update(status="partial", finished=None)
@@ -159,6 +158,8 @@ class ResultWriter:
         candidate[name] = self._copy(name, value)
         self._validate(candidate)
         self._doc = candidate
+        if name in SECTION_FIGURES:
+            self._figure(name, candidate[name])
         self.flush()
 
     def set_run(self, key: str, value: Any) -> None:
@@ -188,27 +189,18 @@ class ResultWriter:
         if found:
             raise ValueError(f"not a valid result document: {'; '.join(found)}")
         section.append(copy)
-        if name in _FIGURED:
-            self._figure(name, copy)
+        if name in SECTION_FIGURES:
+            self._figure(name, [copy], append=True)
         if self._clock() - self._flushed_at >= self._autoflush_s:
             self.flush()
 
-    def _figure(self, name: str, item: JSONObject) -> None:
-        """Add the rows of a new ``benchmarks`` or ``sweeps`` item to the summary."""
-        rows: list[SummaryRow]
-        if name == "benchmarks":
-            rows = entry_figures(item)
-        else:
-            swarm = self._doc["run"].get("mode") == "swarm"
-            rows = sweep_figures(item, "--rates" if swarm else "--max-rate")
-        benchmarks = [r for r in self._rows if r.workload != "sweep"]
-        sweeps = [r for r in self._rows if r.workload == "sweep"]
-        if name == "benchmarks":
-            benchmarks += rows
-        else:
-            sweeps += rows
-        self._rows = benchmarks + sweeps  # the workloads' figures first, as run in order
-        self._doc["summary"] = [r.to_dict() for r in self._rows]
+    def _figure(self, name: str, content: Any, append: bool = False) -> None:
+        """Keep the summary's rows of section ``name``: those of appended items added, those of
+        a section set replaced; the summary in SECTION_FIGURES' order."""
+        rows = section_rows(name, content, self._doc["run"])
+        self._rows[name] = [*self._rows.get(name, []), *rows] if append else rows
+        self._doc["summary"] = [row.to_dict() for section in SECTION_FIGURES
+                                for row in self._rows.get(section, ())]
 
     def finish(self, status: str = "complete") -> Path:
         """Set the final status and finish time, write the file a last time, return its path."""

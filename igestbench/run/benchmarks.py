@@ -16,7 +16,7 @@ from typing import Any
 
 from igestbench.measure.stats import OpStats, merge_ops, summarize
 from igestbench.measure.timing import TimingRecord
-from igestbench.results.figures import entry_rate, measures_of
+from igestbench.results.figures import calls_of, entry_rate, measures_of
 from igestbench.run.workers import WorkerRun
 
 
@@ -62,13 +62,15 @@ def _warm(stats: OpStats) -> OpStats:
 
 def _errors(run: WorkerRun) -> dict[str, Any]:
     """What went wrong, counted so that it agrees with the stop cause: every failed timed call
-    (the cold first ones too, which the per-op counts leave out), and every client that stopped
-    with an error without a failed call of its own (a refused login, a failed preparation)."""
+    (the cold first ones too, which the per-op counts leave out; a step failing inside a call
+    is that call's failure), and every client that stopped with an error without a failed call
+    of its own (a refused login, a failed preparation)."""
     causes: dict[str, int] = {}
     failed_by: dict[int, int] = {}
+    calls = calls_of(r.op for records in run.by_worker.values() for r in records)
     for index, records in run.by_worker.items():
         for record in records:
-            if not record.ok:
+            if not record.ok and record.op in calls:  # a failed step failed its call too
                 cause = record.error or "unknown"
                 causes[cause] = causes.get(cause, 0) + 1
                 failed_by[index] = failed_by.get(index, 0) + 1

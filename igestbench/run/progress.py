@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
 
 from igestbench.measure.timing import TimingRecord
-from igestbench.results.figures import RATE, entry_figures, measures_of
+from igestbench.results.figures import RATE, entry_figures, format_value, measures_of
 
 
 class LiveFigures:
@@ -36,7 +36,7 @@ class LiveFigures:
 
     def add(self, worker: int, records: Iterable[TimingRecord]) -> None:
         for r in records:
-            if not r.ok:
+            if not r.ok and not self._is_step(r.op):
                 self.errors += 1
             stats = self._ops.get(r.op)
             if stats is None:
@@ -53,6 +53,10 @@ class LiveFigures:
             else:
                 stats[3] += r.duration_ns
 
+    def _is_step(self, op: str) -> bool:
+        """A step inside a call of the workload's (its failure is the call's)."""
+        return any(op.startswith(call + "/") for call in self._ops)
+
     def entry(self) -> dict[str, Any]:
         ops = {op: {"count": s[0], "ok": s[1], "mean_ms": s[2] / s[1] / 1e6 if s[1] else None,
                     "failed_ms": s[3] / 1e6, "cold_ms": [0.0] * s[4]}
@@ -61,13 +65,14 @@ class LiveFigures:
                 "checks": self.checks, "flavour": "", "problems": []}
 
     def line(self) -> str:
-        """``107 calls, 0 errors · 29.4 cycles/s`` (burst: each measure's rate)."""
+        """``107 calls, 0 errors · 29.4 cycles/s`` (burst: each measure's rate): the calls of
+        the workload's unit of work so far, the failed records, the registry's rates."""
         rows = [r for r in entry_figures(self.entry()) if r.metric.endswith(RATE)
                 and r.value is not None]
         names = [r.metric.removesuffix(RATE).strip() for r in rows]
         rates = "".join(f" · {name + ' ' if name else ''}{r.text}"
                         for name, r in zip(names, rows, strict=True))
-        return f"{self.calls} calls, {self.errors} errors{rates}"
+        return f"{self.calls} calls, {format_value(self.errors, 'errors')}{rates}"
 
 
 class Progress:

@@ -21,6 +21,7 @@ from igestbench.results.figures import (
     P99,
     RATE,
     SummaryRow,
+    cap_option,
     measures_of,
     summary_rows,
 )
@@ -52,9 +53,11 @@ def phase_line(rows: Sequence[SummaryRow]) -> str:
             continue
         name = f"{measure.name} " if measure.name else ""
         if rate.value is None:
-            why = rate.note or ""
-            short = why.split(":")[0] if why else ""
-            parts.append(f"{name}{rate.text}" + (f" ({short})" if short else ""))
+            why = (rate.reason or "")
+            if "failed" in rate.marks:
+                parts.append(f"{name}{why or 'failed'}")
+            else:  # no value, and why in a word ("no warm call", "not measured")
+                parts.append(f"{name}{rate.text}" + (f" ({why.split(':')[0]})" if why else ""))
             continue
         latency = ", ".join(f"{label} {r.text}" for label, r in (("mean", mean), ("p99", p99))
                             if r is not None)
@@ -78,10 +81,39 @@ def _cells(row_rate: SummaryRow | None, figures: Mapping[str, SummaryRow], prefi
     return cells
 
 
+#: How the table's last column names each mark.
+_MARKS = {"client-bound": "client-bound", "machine-busy": "busy", "failed": "failed",
+          "capped": "capped"}
+
+
+def _mark_notes(flagged: dict[str, list[SummaryRow]]) -> list[str]:
+    """One line per kind of mark: a failed measure each with its cause; the client's marks
+    once, with how many lines carry them (their reasons differ only in their numbers)."""
+    lines = []
+    for row in flagged.get("failed", []):
+        lines.append(f"failed: {_where(row)}: {(row.reason or '').removeprefix('failed: ')}")
+    for mark, what in (("client-bound", "client-bound"), ("machine-busy", "machine busy")):
+        rows = flagged.get(mark, [])
+        if rows:
+            reason = next((n.removeprefix(f"{what}: ") for n in (rows[0].note or "").split("; ")
+                           if n.startswith(what)), "")
+            more = f"; {len(rows) - 1} more lines alike" if len(rows) > 1 else ""
+            lines.append(f"{_MARKS[mark]}: {_where(rows[0])}: {reason}{more}")
+    for row in flagged.get("", []):
+        lines.append(f"—: {_where(row)}: {row.reason}")
+    return lines
+
+
+def _where(row: SummaryRow) -> str:
+    name = row.workload + (f" {row.metric.removesuffix(' rate')}" if row.metric != RATE else "")
+    return (f"{name} · {_INTERFACES.get(row.interface, row.interface)} · {row.flavour} · "
+            f"{row.clients} client{'s' if row.clients != 1 else ''}")
+
+
 def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
     """The benchmark rows as a table: one line per workload (burst: per measure), interface,
-    client and level, with the rate, mean, p50, p99, the calls behind them and the errors;
-    marks and reasons after the line."""
+    client and level, with the rate, mean, p50, p99, the calls behind them, the errors and the
+    marks; then what the marks mean, once per kind."""
     groups: dict[tuple[str, str, str, int | None], dict[str, SummaryRow]] = {}
     for row in rows:
         if row.workload == "sweep":
@@ -89,23 +121,27 @@ def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
         groups.setdefault((row.workload, row.interface, row.flavour, row.clients), {})[
             row.metric] = row
     header = ["workload", "interface", "client", "clients", "rate", "mean", "p50", "p99",
-              "calls", "errors"]
+              "calls", "errors", "marks"]
     table: list[list[str]] = []
-    notes: list[str] = []
+    flagged: dict[str, list[SummaryRow]] = {}
     for (workload, interface, flavour, clients), figures in groups.items():
         errors = figures.get(ERRORS)
         for measure in measures_of(workload):
             prefix = f"{measure.name} " if measure.name else ""
             rate = figures.get(measure.metric(RATE))
             name = f"{workload} {measure.name}" if measure.name else workload
-            line = [name, _INTERFACES.get(interface, interface), flavour,
-                    "—" if clients is None else str(clients), *_cells(rate, figures, prefix),
-                    str(rate.samples) if rate is not None else "0",
-                    errors.text if errors is not None else "—"]
-            table.append(line)
-            if rate is not None and (rate.marks or rate.value is None) and rate.note:
-                mark = f" [{', '.join(rate.marks)}]" if rate.marks else ""
-                notes.append(f"  {name} · {line[1]} · {flavour} · {line[3]}{mark}: {rate.note}")
+            marks = rate.marks if rate is not None else ()
+            table.append([name, _INTERFACES.get(interface, interface), flavour,
+                          "—" if clients is None else str(clients), *_cells(rate, figures, prefix),
+                          str(rate.samples) if rate is not None else "0",
+                          errors.text if errors is not None else "—",
+                          ", ".join(_MARKS.get(m, m) for m in marks)])
+            if rate is None:
+                continue
+            for mark in marks:
+                flagged.setdefault(mark, []).append(rate)
+            if rate.value is None and "failed" not in marks:
+                flagged.setdefault("", []).append(rate)  # no value: say why
     if not table:
         return []
     widths = [max(len(r[i]) for r in (header, *table)) for i in range(len(header))]
@@ -115,7 +151,7 @@ def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
         return "  ".join(c.rjust(w) if i in numeric else c.ljust(w)
                          for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
 
-    return [fmt(header), *(fmt(r) for r in table), *notes]
+    return [fmt(header), *(fmt(r) for r in table), *_mark_notes(flagged)]
 
 
 def end_summary(rows: Sequence[SummaryRow], sweeps: Sequence[Mapping[str, Any]],
@@ -138,5 +174,4 @@ def file_summary(path: Path) -> list[str]:
         result = load_result(path)
     except ResultFileError as exc:
         return [f"no summary: {exc}"]
-    swarm = result.raw["run"].get("mode") == "swarm"
-    return end_summary(summary_rows(result), result.sweeps, "--rates" if swarm else "--max-rate")
+    return end_summary(summary_rows(result), result.sweeps, cap_option(result.raw["run"]))
