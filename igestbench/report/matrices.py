@@ -221,7 +221,10 @@ class CellChange:
 
     @property
     def direction(self) -> str:
-        """"better", "worse" or "same" (a new cell is better than none)."""
+        """"better", "worse" or "same"; "new" or "gone" for a cell one campaign did not have
+        (a site or target that joined or left: neither better nor worse)."""
+        if self.before is None or self.now is None:
+            return "new" if self.before is None else "gone"
         old = _RANK[self.before.state] if self.before else 0
         new = _RANK[self.now.state] if self.now else 0
         return "better" if new > old else "worse" if new < old else "same"

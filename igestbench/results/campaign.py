@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from igestbench.errors import UsageError
 from igestbench.icat.endpoint import endpoint_of
 from igestbench.results.campaign_file import CampaignSite, CampaignTarget
+from igestbench.results.contents import Damage
 from igestbench.results.format import JSONObject, ResultFileError, json_type_name
 from igestbench.results.loader import ResultFile, result_from_document
 
@@ -109,18 +110,11 @@ class Skipped:
 
 
 @dataclass(frozen=True)
-class Damaged:
-    """A part of a counted run's file that was left out (see :mod:`.contents`)."""
+class Damaged(Damage):
+    """A part of a counted run's file that was left out (see :mod:`.contents`), and whose."""
 
-    file: str
-    site: str
-    where: str
-    what: str
-    reason: str
-
-    def __str__(self) -> str:
-        what = f" ({self.what})" if self.what else ""
-        return f"{self.where}{what} left out: {self.reason}"
+    file: str = ""
+    site: str = ""
 
 
 @dataclass(frozen=True)
@@ -213,9 +207,9 @@ def _run(index: int, entry: Any) -> CampaignRun:
 
 
 def _damaged(entry: Any) -> Damaged:
-    fields = [str(entry.get(k) or "") if isinstance(entry, dict) else ""
-              for k in ("file", "site", "where", "what", "reason")]
-    return Damaged(*fields)
+    where, what, reason, file, site = (str(entry.get(k) or "") for k in (
+        "where", "what", "reason", "file", "site"))
+    return Damaged(where, what, reason, file, site)
 
 
 def _view(path: Path, doc: JSONObject) -> Campaign:
@@ -235,7 +229,7 @@ def _view(path: Path, doc: JSONObject) -> Campaign:
                                    f"runs[{i}] of the campaign file: {exc.reason}"))
             continue
         runs.append(run)
-        damaged += [Damaged(run.file, run.site, d.where, d.what, d.reason)
+        damaged += [Damaged(d.where, d.what, d.reason, run.file, run.site)
                     for d in run.result.damages]
     sites = tuple(CampaignSite(str(s["name"]), str(s.get("country") or ""))
                   for s in head["sites"])

@@ -42,6 +42,7 @@ from igestbench.icat.endpoint import endpoint_of
 from igestbench.options import PARTS
 from igestbench.results.campaign import CAMPAIGN_FORMAT, CAMPAIGN_VERSION, Skipped
 from igestbench.results.campaign_file import CampaignConfig, CampaignSite, CampaignTarget
+from igestbench.results.contents import Damage
 from igestbench.results.format import BUILT_IN_TARGET, JSONObject, ResultFileError
 from igestbench.results.loader import MAX_DOCUMENT_BYTES, ResultFile, load_result
 
@@ -166,8 +167,7 @@ def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | No
 
 def damage_text(damage: Mapping[str, str]) -> str:
     """One damaged part, as ``sv7 merge`` prints it and the report's notices say it."""
-    what = f" ({damage['what']})" if damage.get("what") else ""
-    return f"{damage['where']}{what} left out: {damage['reason']}"
+    return str(Damage(damage["where"], damage["what"], damage["reason"]))
 
 
 #: What ``sv7 merge`` takes from a directory it is given.
