@@ -71,6 +71,12 @@ class BenchmarkRow:
     def stopped(self, workload: str) -> bool:
         return workload in self.failed
 
+    @property
+    def machine_busy(self) -> bool:
+        """A figure of the row was measured while the client machine was busy (the
+        registry's mark: its clients waited for a core)."""
+        return any("machine-busy" in f.marks for f in self.figures)
+
     def figure(self, workload: str, metric: str) -> SummaryRow | None:
         return next((f for f in self.figures if (f.workload, f.metric) == (workload, metric)),
                     None)
