@@ -202,9 +202,11 @@ INTERFACES: Mapping[str, Spec] = {
     "served": Spec(list, items=TEXT), "measured": Spec(list, items=TEXT), "why": OPTIONAL_TEXT,
     "rest": Spec(dict, nullable=True),
 }
+#: null where the cleanup could not count (its error says why)
+OPTIONAL_COUNT = Spec(int, nullable=True, minimum=0)
 CLEANUP: Mapping[str, Spec] = {
-    "deleted": COUNT, "already_gone": COUNT, "left": COUNT, "journal": OPTIONAL_TEXT,
-    "foreign": Spec(list, items=TEXT),
+    "deleted": OPTIONAL_COUNT, "already_gone": OPTIONAL_COUNT, "left": OPTIONAL_COUNT,
+    "journal": OPTIONAL_TEXT, "error": OPTIONAL_TEXT, "foreign": Spec(list, items=TEXT),
 }
 
 #: List sections: a bad entry is left out.
