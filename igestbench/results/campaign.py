@@ -180,7 +180,7 @@ def load_campaign(path: str | os.PathLike[str]) -> Campaign:
                                         f"expected {json_type_name(kind())}")
     try:
         return _view(path, doc)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         # a hand-edited campaign file: one line naming the file, not a traceback
         reason = f"damaged campaign file ({type(exc).__name__}: {exc})"
         raise ResultFileError(path, reason) from None
@@ -234,6 +234,9 @@ def _view(path: Path, doc: JSONObject) -> Campaign:
     sites = tuple(CampaignSite(str(s["name"]), str(s.get("country") or ""))
                   for s in head["sites"])
     for t in head["targets"]:
+        if not isinstance(t.get("operator"), str | None):
+            raise ResultFileError(path, f"damaged campaign file (target {t.get('name')!r}: "
+                                        f"operator is {json_type_name(t.get('operator'))})")
         try:
             endpoint_of(str(t["url"]))
         except UsageError as exc:
