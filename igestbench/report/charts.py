@@ -301,6 +301,25 @@ def _left_margin(chart: Chart) -> float:
     return max(0.6, 0.2 + 0.068 * max(map(len, names))) if names else 0.6
 
 
+def _log_axes(ax: Any, panel: Panel) -> None:
+    """Both axes logarithmic, fitted to the data (no 0 on a log axis): x ticks at the sizes
+    measured, y at 1-2-5 steps, every label plain text (math parsing is off: no TeX)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.autoscale_view()
+    sizes = sorted({x for series in panel.series for x in series.x})
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticks(sizes, [f"{x:,.0f}" for x in sizes])
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=8))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.10g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_title(panel.title, fontsize=_RC["font.size"])
+    ax.set_xlabel(panel.xlabel)
+    ax.set_ylabel(panel.ylabel)
+
+
 def _reset(ax: Any) -> None:
     # everything _draw changes, back to how a new Axes has it
     from matplotlib.ticker import AutoLocator, ScalarFormatter
@@ -380,6 +399,9 @@ def _draw_lines(ax: Any, panel: Panel) -> None:
              for line, _ in dotted],
             facecolors="none", edgecolors=[c for _, c in dotted], linewidths=3.5,
             capstyle="round", zorder=3, transform=ax.transData))
+    if panel.log:
+        _log_axes(ax, panel)
+        return
     for m in panel.markers:  # sustained rates: a star, hollow where it is only the sweep's cap
         # a marker line, not a scatter: its style stays on the marker's definition, which
         # svg.py keeps (a scatter's colours sit on each <use>, where svg.py drops ticks' styles)

@@ -23,6 +23,7 @@ from igestbench.report.matrices import (
     trend,
 )
 from igestbench.report.notices import end_cause, notices, period, period_text
+from igestbench.report.scale import ScaleView, scale_view
 from igestbench.report.summary import (
     CampaignSummary,
     FigureChange,
@@ -98,6 +99,8 @@ class Report:
     changes: tuple[FigureChange, ...] = ()
     #: the counted runs, for their figures (summary.csv)
     figure_runs: tuple[CampaignRun, ...] = ()
+    #: how each query's cost grows with the catalogue (runs of the scale part); None: none
+    scale: ScaleView | None = None
 
 
 def build_report(campaign: Campaign, previous: Campaign | None = None, *,
@@ -107,7 +110,9 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
     # processes when there are many) and runs while the rest is built
     with ChartDrawers(likely_charts(campaign) if charts else 0) as drawers:
         specs = build_charts(campaign) if charts else []
-        drawings = drawers.draw(specs)
+        grown = scale_view(campaign)
+        scale_specs = list(grown.charts) if grown is not None and charts else []
+        drawings = drawers.draw([*specs, *scale_specs])
         part, succ = participation(campaign), success(campaign)
         targets = tuple(TargetView(t.name, t.url, t.operator, endpoint_of(t.url).port)
                         for t in campaign.targets)
@@ -121,7 +126,10 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
         benchmarks = tuple(benchmark_rows(campaign))
         summary = _summary(campaign, succ, marks, scores)
         drawn = tuple(replace(chart, svg=d.svg, legend=d.legend, styles=d.styles)
-                      for chart, d in zip(specs, drawings(), strict=True))
+                      for chart, d in zip([*specs, *scale_specs], drawings(), strict=True))
+        if grown is not None:
+            grown = grown.with_drawings(drawn[len(specs):] if charts else ())
+        drawn = drawn[:len(specs)]
     runs = tuple(RunView(r.site, r.target, r.file, r.file_version, r.result.run_id,
                          r.result.raw["run"]["started"], r.result.status, r.result.tool_version,
                          "quick" if r.quick else "full", r.kind,
@@ -150,7 +158,7 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
         runs=runs,
         history_count=len(campaign.history), notices=tuple(notices(campaign)), trend=before,
         interfaces=tuple(interface_tables(campaign)), summary=summary, dates=dates,
-        changes=changes, figure_runs=campaign.runs,
+        changes=changes, figure_runs=campaign.runs, scale=grown,
     )
 
 

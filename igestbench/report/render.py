@@ -22,6 +22,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from igestbench.report.model import Report
+from igestbench.report.scale import SCALE_CSV_HEADER
 from igestbench.report.summary import CampaignSummary
 from igestbench.results.rows import SUMMARY_CSV_FIELDS, summary_csv_cells
 
@@ -83,15 +84,17 @@ SECTIONS = (
     Section("scores", "Scores"),
     Section("benchmarks", "Benchmarks"),
     Section("interfaces", "SOAP and REST", lambda r: bool(r.interfaces)),
+    Section("scale", "Catalogue size", lambda r: r.scale is not None),
     Section("charts", "Charts"),
     Section("runs", "Runs"),
 )
 
 
 def render_html(report: Report) -> str:
-    charts = {chart.key: Markup(chart.svg) for chart in report.charts}  # matplotlib's own SVG
+    every = (*report.charts, *(report.scale.charts if report.scale else ()))
+    charts = {chart.key: Markup(chart.svg) for chart in every}  # matplotlib's own SVG
     # the charts' styles, each once: class names are hashes of the declarations (svg.py)
-    styles = dict(style for chart in report.charts for style in chart.styles)
+    styles = dict(style for chart in every for style in chart.styles)
     chart_css = Markup("\n".join(f".{name}{{{rule}}}" for name, rule in sorted(styles.items())))
     sections = [s for s in SECTIONS if s.shown(report)]
     return environment().get_template("report.html.j2").render(
@@ -177,6 +180,9 @@ def write_csv(report: Report, directory: Path) -> list[Path]:
          for t in report.interfaces for row in t.rows
          for col, cell in zip(t.columns, row.cells, strict=True)),
     ))
+    if report.scale is not None:
+        written.append(_write(directory / "scale.csv", SCALE_CSV_HEADER,
+                              report.scale.cells))
     # the row's figures as numbers (the registry's values); their texts are on the page
     # every counted run's figures as the registry gives them (value and unit apart)
     written.append(_write(directory / "summary.csv", SUMMARY_CSV_FIELDS,

@@ -86,6 +86,8 @@ class Panel:
     def drawing_order(self) -> tuple[Series, ...]:
         """Solid lines first: a dashed line on the same values then leaves them visible."""
         return tuple(sorted(self.series, key=lambda s: DASH_ORDER.get(s.dash, 0)))
+    #: both axes logarithmic (latency against catalogue size: a slope is a growth rate)
+    log: bool = False
 
 
 def _by_site(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite]) -> list[CampaignRun]:

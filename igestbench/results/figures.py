@@ -24,6 +24,19 @@ Use::
     figure("burst", "createMany rate")   # the definition: unit, what is counted, over what
     format_value(412.3, "Datafiles/s") == "412 Datafiles/s"
 
+    index = RowIndex(summary_rows(result))   # look figures up one by one (tables, charts)
+    index.get("burst", "soap", "zeep", 1, "createMany rate")
+
+    for run, row in campaign_summary(campaign):    # summary.csv: SUMMARY_CSV_FIELDS columns
+        writer.writerow(summary_csv_cells(run, row))
+
+A row's ``marks`` (``client-bound``, ``machine-busy``, ``failed``, ``capped``) and ``bound``
+(``lower``: ≥, ``upper``: <) are what the page marks on the figure; ``note`` says why, and
+``reason`` is the figure's own part of it (why it failed or has no value). A sweep's verdict
+and its lines for a terminal are in :mod:`igestbench.results.sweeps`
+(``sweep_lines(entry, label)``, ``step_line(step, slo_ms)``). A new part with headline figures
+adds its definitions to :data:`FIGURES` and its section to :data:`SECTION_FIGURES`.
+
 **The definitions.** Each workload's unit of work is a :class:`Measure` (burst has two, one
 ``create`` per Datafile and ``createMany`` batches); each measure has four figures:
 
@@ -75,12 +88,15 @@ from igestbench.results.sweeps import sweep_verdict
 __all__ = [
     "ERRORS",
     "FIGURES",
+    "GROWTH",
     "MEAN",
     "MEASURES",
     "MS",
     "P50",
     "P99",
+    "POPULATION_RATE",
     "RATE",
+    "SCALE",
     "SECTION_FIGURES",
     "STATS",
     "SUMMARY_CSV_FIELDS",
@@ -116,6 +132,9 @@ ERRORS = "errors"
 SUSTAINED = "sustained"
 #: The unit of every latency figure.
 MS = "ms"
+#: The scale part's figures (its ``scale`` section): per query latency, per size the rate at
+#: which the tree grew, per query the growth of its latency with the tree.
+SCALE, POPULATION_RATE, GROWTH = "scale", "population rate", "growth"
 
 
 @dataclass(frozen=True)
@@ -204,6 +223,18 @@ def _figures() -> tuple[Figure, ...]:
                             "failed calls (cold ones included) and clients that stopped without "
                             "a failed call (refused login, failed preparation)",
                             "the whole run of the workload at this level", "the calls made"))
+    for stat, what in ((MEAN, "mean"), (P50, "median"), (P99, "99th percentile")):
+        found.append(Figure(SCALE, stat, MS, f"{what} latency of one call of one query of the "
+                            "scale part's set, at one size of the tree, as one role over one "
+                            "interface (answer checked)", "the timed calls after the warm-up, "
+                            "each on another part of the tree", "the successful timed calls"))
+    found.append(Figure(SCALE, POPULATION_RATE, "Datafiles/s", "Datafiles created by "
+                        "createMany batches growing the tree to one size (their parameters, "
+                        "Datasets and Investigations ride along)", "the wall time of that "
+                        "size's creates", "the Datafiles added"))
+    found.append(Figure(SCALE, GROWTH, "slope", "slope of log p50 latency against log size "
+                        "(least squares): flat, logarithmic or linear (results/growth.py)",
+                        "every size measured", "the sizes"))
     found.append(Figure("sweep", SUSTAINED, "requests/s",
                         "the highest demanded rate whose corrected mean and p99 stayed under the "
                         "objective with under 1 % errors; >= when no step broke it (capped), < "
