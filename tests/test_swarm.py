@@ -52,9 +52,10 @@ def _step(latencies_ms: list[float], rate: float = 10.0, errors: int = 0) -> Ste
 
 def test_a_step_crosses_the_wire_unchanged() -> None:
     step = _step([1.5, 2.25, 40.0, 3.0], errors=2)
-    wire = json.loads(json.dumps(StepReport(3, step, 12.5, 4).to_wire()))  # as msgpack would
+    wire = json.loads(json.dumps(StepReport(3, step, 12.5, 4, 128, 0.25).to_wire()))  # as msgpack
     again = StepReport.from_wire(wire)
     assert again.index == 3 and again.users == 4 and again.cpu_percent == 12.5
+    assert (again.cap, again.capped_s) == (128, 0.25)
     assert step_to_wire(again.step) == step_to_wire(step)
     assert again.step.corrected.summary() == step.corrected.summary()
     assert again.step.corrected.exact and again.step.corrected.sum_ns == step.corrected.sum_ns
@@ -250,7 +251,7 @@ def test_a_worker_killed_mid_run_is_recorded_as_lost_and_the_run_cleans_up(
 ) -> None:
     swarm = Swarm(swarm_catalogue, tmp_path, "--rates", "10,20,30", "--duration", "2",
                   "--mix", "search=1,create=1")  # fmt: skip
-    swarm.wait_for("step 2 at 20/s")
+    swarm.wait_for("step 2 of 3 at 20 calls/s")
     time.sleep(0.5)
     swarm.workers[1].send_signal(signal.SIGKILL)
     result = swarm.finish()
@@ -262,7 +263,7 @@ def test_a_worker_killed_mid_run_is_recorded_as_lost_and_the_run_cleans_up(
     assert [s["lost_workers"] for s in sweep["steps"]] == [0, 1, 0]
     # the last step's whole rate went to the worker that was left
     assert sweep["steps"][2]["sent"] >= 0.8 * 30 * 2
-    assert any("was lost during the step at 20/s" in n for n in result["notes"])
+    assert any("was lost during the step at 20 calls/s" in n for n in result["notes"])
     assert result["cleanup"]["left"] == 0
     assert _left_below(swarm_catalogue, result["run"]["tag"]) == 0
 
