@@ -9,8 +9,10 @@ that falls behind its schedule whatever its CPU — four users hold at most 200 
   previous step's calls from their actual send, or the setup's login before the first step):
   ``ceil(rate x latency x HEADROOM) + 1``;
 * while the step runs, every :data:`TICK_S`, from the schedule itself: slots that are due
-  (beyond the lateness tolerance) and that no user has taken mean every user is busy, so as many
-  users are added as there are such slots (less those still logging in);
+  (beyond the lateness tolerance) and that no user has taken while every user is in a call
+  call for as many more users as there are such slots (less those still logging in), at most
+  doubling the users that have logged in per round (a slow login must not read as a need for
+  many more); a user not in a call will take a waiting slot as soon as its process runs it;
 
 never more than the cap (``--users``, per worker). A user added logs in before it takes a slot
 (its session's cost is not in any call's latency); users are never taken away within a run (an
@@ -84,17 +86,23 @@ class Sizer:
         self.grow_to(little_users(rate, self.latency_s or DEFAULT_LATENCY_S, self.cap))
         return self.active
 
-    def tick(self, waiting: int, measuring: bool, elapsed_ns: int) -> None:
-        """``waiting`` slots are due and untaken: add users for them, or count the time at the
-        cap (``measuring``: within the measured part of the step)."""
+    def tick(self, waiting: int, busy: int, measuring: bool, elapsed_ns: int) -> None:
+        """``waiting`` slots are due and untaken while ``busy`` users are in a call: add users
+        for them, or count the time at the cap (``measuring``: in the measured part of the
+        step). Users logging in, and users not in a call (a process short of CPU has not
+        run them yet), will take those slots: only the rest call for more users."""
         starting = max(0, min(self.active, self.spawned) - self.ready)
-        if waiting <= starting:  # users on their way (logging in) will take them
+        free = max(0, self.ready - busy)
+        if waiting <= starting + free:
             return
         if self.active >= self.cap:
             if measuring:
                 self.capped_ns += elapsed_ns
             return
-        self.grow_to(self.active + waiting - starting)
+        # at most twice the users that have logged in per round, as TCP's slow start: while
+        # logins are slow (a busy catalogue) the backlog says more than the users need
+        self.grow_to(min(self.active + waiting - starting - free,
+                         max(self.active, 2 * self.ready + 1)))  # fmt: skip
 
     def end_step(self, mean_latency_s: float | None) -> None:
         if mean_latency_s is not None and mean_latency_s > 0:

@@ -44,7 +44,12 @@ from igestbench import redaction
 from igestbench.client import ClientConfig
 from igestbench.config import RunConfig
 from igestbench.icat.endpoint import endpoint_of
-from igestbench.measure.schedule import StepSchedule, summarize_step, weighted_cycle
+from igestbench.measure.schedule import (
+    ClientFactory,
+    StepSchedule,
+    summarize_step,
+    weighted_cycle,
+)
 from igestbench.run.stopping import die_with_parent
 from igestbench.swarm import secure
 from igestbench.swarm.command import SwarmConfig
@@ -114,15 +119,14 @@ class _Worker:
             creds = self.run.credentials
             assert creds is not None
             factory = login_factory(self.client, creds)
-            began = time.perf_counter()
-            probe = factory()  # one login now: a refused account is said at the setup
-            login_s = time.perf_counter() - began
-            probe.close()
+            targets = targets_from_wire(data["targets"])
             sizer = self.state.sizer
             sizer.set_cap(int(data["users"]))
-            sizer.end_step(login_s)  # the first latency seen: one call, the login
+            # one login now (a refused account is said at the setup) and the first latency
+            # seen, for the first step's users: the median of three lookups
+            sizer.end_step(_lookup_latency(factory, int(targets[0]["id"])))
             ops, weights = operations(
-                str(data["workload"]), targets_from_wire(data["targets"]), self.journal,
+                str(data["workload"]), targets, self.journal,
                 mix=data["mix"], batch_size=int(data["batch_size"]),
                 prefix=f"swarm-{secrets.token_hex(4)}",
             )  # fmt: skip
@@ -185,7 +189,8 @@ class _Worker:
                 return
             behind = now - step.t0 - TOLERANCE_NS  # slots due longer ago than the tolerance
             due = step.slot_count(behind + 1) if behind >= 0 else 0
-            state.sizer.tick(due - state.taken, now >= measured_from, now - last)
+            busy = sum(1 for call in step.in_flight if call is not None)
+            state.sizer.tick(due - state.taken, busy, now >= measured_from, now - last)
             last = now
             step.halt.wait(min(TICK_S, (end - now) / 1e9))
 
@@ -199,6 +204,20 @@ class _Worker:
         while True:
             gevent.sleep(CREATED_EVERY_S)
             self.send_created()
+
+
+def _lookup_latency(factory: ClientFactory, datafile_id: int) -> float:
+    """Seconds a ``get`` of one of the run's Datafiles takes (median of three), logged in."""
+    client = factory()
+    try:
+        times = []
+        for _ in range(3):
+            began = time.perf_counter()
+            client.get("Datafile", datafile_id)
+            times.append(time.perf_counter() - began)
+        return sorted(times)[1]
+    finally:
+        client.close()
 
 
 def run_worker(run: RunConfig, swarm: SwarmConfig) -> int:

@@ -1,0 +1,174 @@
+"""sv7 swarm's users follow demand (issue 19, part 6), and its summary says how a sweep went
+(part 2): each worker sizes its users from its share of the rate and the latency it sees
+(Little's law, then more while slots wait), up to --users; a step the cap bounded says so, as
+the suite's limit, never as the catalogue's.
+
+In-process: the sizing (:mod:`igestbench.swarm.sizing`) and the summary's sentences. End to end
+against a catalogue that answers after 400 ms: one worker holds 40 lookups/s (16 calls in
+flight; the 8 fixed users of before held at most 20/s, missed most slots and let the calls
+queue for seconds), and with ``--users 4`` the same step is reported as bounded by the cap."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from igestbench.config import FaultKnobs, ServeConfig
+from igestbench.mock.catalogue import LocalCatalogue
+from igestbench.swarm.sizing import Sizer, little_users
+from igestbench.swarm.summary import outcome_lines, rate, step_lines
+from tests.swarm_support import Swarm, left_below, needs_locust, no_traceback
+
+# --- sizing ----------------------------------------------------------------------------------
+
+
+def test_littles_law_with_headroom_within_the_cap() -> None:
+    assert little_users(320, 0.020, 128) == 14  # 6.4 in flight, twice that, one more
+    assert little_users(10, 0.002, 128) == 2
+    assert little_users(5000, 0.1, 128) == 128  # the cap
+    assert little_users(0.5, 0.0, 128) == 1
+
+
+def test_the_sizer_adds_users_for_waiting_slots_and_counts_time_at_the_cap() -> None:
+    sizer = Sizer(cap=10, latency_s=0.01)
+    woken = sizer.grown
+    assert sizer.start_step(100) == 3 and woken.is_set()  # 100 x 10 ms x 2 + 1
+    sizer.spawned = 10
+    sizer.tick(waiting=2, busy=0, measuring=True, elapsed_ns=10_000_000)
+    assert sizer.active == 3  # the three are still logging in: they will take the slots
+    sizer.ready = 3
+    sizer.tick(waiting=2, busy=1, measuring=True, elapsed_ns=10_000_000)
+    assert sizer.active == 3  # two are not in a call: they take the slots once they run
+    sizer.tick(waiting=40, busy=3, measuring=True, elapsed_ns=10_000_000)
+    assert sizer.active == 7 and sizer.capped_ns == 0  # at most doubling those logged in
+    sizer.tick(waiting=40, busy=3, measuring=True, elapsed_ns=10_000_000)
+    assert sizer.active == 7  # four still logging in: no more until they take slots
+    sizer.ready = 7
+    sizer.tick(waiting=9, busy=7, measuring=False, elapsed_ns=10_000_000)
+    assert sizer.active == 10  # never above the cap
+    sizer.ready = 10
+    sizer.tick(waiting=3, busy=10, measuring=False, elapsed_ns=10_000_000)  # warm-up: not counted
+    sizer.tick(waiting=1, busy=9, measuring=True, elapsed_ns=10_000_000)  # one will take it
+    sizer.tick(waiting=3, busy=10, measuring=True, elapsed_ns=20_000_000)
+    assert sizer.capped_s == pytest.approx(0.02)
+    sizer.end_step(0.5)
+    assert sizer.start_step(1) == 10 and sizer.capped_ns == 0  # users stay; the count restarts
+    with pytest.raises(ValueError):
+        Sizer(cap=0)
+
+
+# --- the summary -----------------------------------------------------------------------------
+
+
+def _step(demanded: float, p99: float, *, errors: int = 0, sent: int = 100,
+          capped: bool = False, lost: int = 0) -> dict[str, Any]:  # fmt: skip
+    return {
+        "demanded_rate": demanded, "response_rate": demanded * 0.99, "sent": sent,
+        "missed_slots": 3, "errors": {"timeout": errors} if errors else {},
+        "latency_ms": {"corrected": {"p50": p99 / 2, "p99": p99, "mean": p99 / 2}},
+        "workers": 2, "lost_workers": lost, "user_capped": capped, "client_bound": False,
+        "users": {"used": 8 if capped else 5, "cap_per_worker": 4, "workers_at_cap": 2,
+                  "capped_s": 2.5},
+    }  # fmt: skip
+
+
+def _sweep(*steps: dict[str, Any], stopped: str | None = None) -> dict[str, Any]:
+    sustained = [s["demanded_rate"] for s in steps if s["latency_ms"]["corrected"]["p99"] < 50
+                 and not s["errors"]]  # fmt: skip
+    return {"slo_ms": 50.0, "steps": list(steps), "stopped": stopped,
+            "sustained_rate": max(sustained) if sustained else None}  # fmt: skip
+
+
+def test_the_outcome_says_the_sustained_rate_and_why_the_sweep_stopped() -> None:
+    capped = outcome_lines(_sweep(_step(10, 5), _step(20, 9)), "single-query", 20, "--max-rate")
+    assert capped == [
+        "sustained: 20 lookups/s (corrected mean and p99 < 50 ms, errors < 1%)",
+        "why the sweep stopped: capped: reached --max-rate (20 lookups/s) with the objective "
+        "met — raise --max-rate",
+    ]
+    broken = outcome_lines(_sweep(_step(10, 5), _step(20, 60), _step(40, 90)), "mix", 40,
+                           "--max-rate")  # fmt: skip
+    assert broken[0].startswith("sustained: 10 calls/s")
+    assert broken[1] == ("why the sweep stopped: objective broken at 20 calls/s and every step "
+                         "above it (p99 60.0 ms ≥ 50 ms)")  # fmt: skip
+    none = outcome_lines(_sweep(_step(10, 70, errors=5)), "single-query", 10, "--rates")
+    assert none[0].startswith("sustained: none — no step met the objective")
+    assert "errors on 5.0% of the calls" in none[1] and "None" not in " ".join(none)
+    cut = "interrupted (SIGINT) during the step at 20 lookups/s"
+    stopped = outcome_lines(_sweep(_step(10, 5), stopped=cut), "single-query", 40, "--max-rate")
+    assert stopped[1] == f"why the sweep stopped: {cut}"
+
+
+def test_a_step_the_user_cap_bounded_is_said_to_be_the_suites_limit() -> None:
+    sweep = _sweep(_step(10, 5), _step(80, 900, capped=True))
+    (why,) = outcome_lines(sweep, "single-query", 80, "--max-rate")[1:]
+    assert why.startswith("why the sweep stopped: bounded by the suite at 80 lookups/s, not by "
+                          "the catalogue: the --users cap (4 per worker) was reached")  # fmt: skip
+    lines = step_lines(1, sweep["steps"][1], "single-query", 50.0)
+    assert lines[0].startswith("step 2 at 80 lookups/s: answered 79.2 lookups/s;")
+    assert "objective broken: p99 900.0 ms ≥ 50 ms" in lines[0]
+    assert lines[1].startswith("  bounded by the suite, not the catalogue: the --users cap")
+    assert "raise --users" in lines[1]
+    lost = step_lines(0, _step(10, 5, lost=1), "burst", 50.0, batch_size=100)
+    assert "(990 Datafiles/s)" in lost[0] and "lost during this step" in lost[1]
+    assert rate(1234.5, "burst") == "1,234 createMany calls/s" and rate(7.983, "x") == "8.0 calls/s"
+
+
+# --- end to end ------------------------------------------------------------------------------
+
+LATENCY_MS = 400
+RATE = 40  # 16 calls in flight: twice what the 8 fixed users of before could hold (20/s)
+
+
+@pytest.fixture()
+def slow_catalogue() -> Iterator[LocalCatalogue]:
+    with LocalCatalogue(ServeConfig(knobs=FaultKnobs(latency_ms=LATENCY_MS))) as cat:
+        yield cat
+
+
+@needs_locust
+@pytest.mark.slow
+def test_one_worker_holds_a_rate_fixed_users_could_not(
+    slow_catalogue: LocalCatalogue, tmp_path: Path
+) -> None:
+    swarm = Swarm(slow_catalogue.service_url, tmp_path, "--rates", str(RATE), "--duration", "3",
+                  "--warmup", "1", "--slo-ms", "2000", workers=1)  # fmt: skip
+    result = swarm.finish()
+    (step,) = result["sweeps"][0]["steps"]
+    slots = RATE * 3
+    # near 0: a busy machine's scheduling misses a few (too few fixed users miss most, and
+    # their calls wait in a queue that grows by the second: the corrected latency says so)
+    assert step["missed_slots"] <= 0.2 * slots, step
+    assert step["sent"] >= 0.95 * slots
+    assert step["latency_ms"]["corrected"]["p50"] < 1.5 * LATENCY_MS, step
+    # at least what Little's law says is in flight, and not many times that
+    assert RATE * LATENCY_MS / 1000 <= step["users"]["used"] <= 4 * RATE * LATENCY_MS / 1000
+    assert step["user_capped"] is False and step["users"]["capped_s"] == 0
+    assert result["sweeps"][0]["sustained_rate"] == RATE
+    assert no_traceback(swarm.logs())
+    assert left_below(slow_catalogue.service_url, result["run"]["tag"]) == 0
+
+
+@needs_locust
+@pytest.mark.slow
+def test_a_step_bounded_by_the_user_cap_says_so(
+    slow_catalogue: LocalCatalogue, tmp_path: Path
+) -> None:
+    swarm = Swarm(slow_catalogue.service_url, tmp_path, "--rates", f"2,{RATE},{2 * RATE}",
+                  "--duration", "2", "--warmup", "1", "--slo-ms", "2000", "--users", "4",
+                  workers=1)  # fmt: skip
+    result = swarm.finish()
+    (sweep,) = result["sweeps"]
+    first, capped = sweep["steps"]  # the sweep ends at the bounded step: higher is no better
+    assert first["user_capped"] is False and first["users"]["used"] <= 4
+    assert capped["user_capped"] is True and capped["users"]["used"] == 4
+    assert capped["users"]["capped_s"] > 1.0 and capped["missed_slots"] > RATE
+    assert sweep["sustained_rate"] == 2.0
+    assert sweep["stopped"].startswith(f"bounded by the suite at {RATE} lookups/s, not by the "
+                                       "catalogue: the --users cap (4 per worker)")  # fmt: skip
+    log = swarm.log()
+    assert "  bounded by the suite, not the catalogue: the --users cap (4 per worker)" in log
+    assert "why the sweep stopped: bounded by the suite" in log and "raise --users" in log
