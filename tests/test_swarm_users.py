@@ -32,32 +32,48 @@ def test_littles_law_with_headroom_within_the_cap() -> None:
     assert little_users(0.5, 0.0, 128) == 1
 
 
-def test_the_sizer_adds_users_for_waiting_slots_and_counts_time_at_the_cap() -> None:
-    sizer = Sizer(cap=10, latency_s=0.01)
+def test_the_sizer_follows_the_latency_it_sees_up_to_the_cap() -> None:
+    sizer = Sizer(cap=20, latency_s=0.01)
     woken = sizer.grown
     assert sizer.start_step(100) == 3 and woken.is_set()  # 100 x 10 ms x 2 + 1
-    sizer.spawned = 10
-    sizer.tick(waiting=2, busy=0, measuring=True, elapsed_ns=10_000_000)
-    assert sizer.active == 3  # the three are still logging in: they will take the slots
-    sizer.ready = 3
-    sizer.tick(waiting=2, busy=1, measuring=True, elapsed_ns=10_000_000)
-    assert sizer.active == 3  # two are not in a call: they take the slots once they run
-    sizer.tick(waiting=40, busy=3, measuring=True, elapsed_ns=10_000_000)
-    assert sizer.active == 7 and sizer.capped_ns == 0  # at most doubling those logged in
-    sizer.tick(waiting=40, busy=3, measuring=True, elapsed_ns=10_000_000)
-    assert sizer.active == 7  # four still logging in: no more until they take slots
-    sizer.ready = 7
-    sizer.tick(waiting=9, busy=7, measuring=False, elapsed_ns=10_000_000)
-    assert sizer.active == 10  # never above the cap
-    sizer.ready = 10
-    sizer.tick(waiting=3, busy=10, measuring=False, elapsed_ns=10_000_000)  # warm-up: not counted
-    sizer.tick(waiting=1, busy=9, measuring=True, elapsed_ns=10_000_000)  # one will take it
-    sizer.tick(waiting=3, busy=10, measuring=True, elapsed_ns=20_000_000)
+    sizer.spawned, sizer.ready = 20, 3
+    tick = 10_000_000  # ns
+    sizer.tick(100, waiting=0, busy=3, measuring=True, elapsed_ns=tick)
+    assert sizer.active == 3  # on schedule: nobody added
+    for _ in range(20):
+        sizer.observe(0.05)  # the catalogue slows down: 50 ms
+    sizer.tick(100, waiting=2, busy=3, measuring=True, elapsed_ns=tick)
+    assert sizer.active == 11  # 100 x ~50 ms x 2 + 1, added as slots wait
+    for _ in range(40):
+        sizer.observe(0.2)  # and more: the need is over the cap
+    sizer.ready = 11
+    sizer.tick(100, waiting=5, busy=11, measuring=False, elapsed_ns=tick)
+    assert sizer.active == 20 and sizer.capped_ns == 0  # at the cap; in the warm-up: not counted
+    sizer.tick(100, waiting=5, busy=20, measuring=True, elapsed_ns=2 * tick)
     assert sizer.capped_s == pytest.approx(0.02)
-    sizer.end_step(0.5)
-    assert sizer.start_step(1) == 10 and sizer.capped_ns == 0  # users stay; the count restarts
+    sizer.end_step(0.2)
+    assert sizer.start_step(1) == 20 and sizer.capped_ns == 0  # users stay; the count restarts
     with pytest.raises(ValueError):
         Sizer(cap=0)
+
+
+def test_a_backlog_that_drains_adds_no_one_one_that_grows_does() -> None:
+    sizer = Sizer(cap=100, latency_s=0.02)
+    assert sizer.start_step(320) == 14  # 6.4 in flight: 14 with the headroom
+    sizer.spawned = 100
+    tick = 10_000_000
+    # the users' logins took long: 60 slots wait, then drain as the 14 take them
+    for waiting, ready in ((60, 0), (64, 5), (66, 14), (40, 14), (20, 14), (3, 14), (0, 14)):
+        sizer.ready = ready
+        for _ in range(2):
+            sizer.observe(0.02)
+        sizer.tick(320, waiting=waiting, busy=ready, measuring=False, elapsed_ns=tick)
+    assert sizer.active == 14
+    # a backlog that keeps growing while every user is in a call: more users, at most doubling
+    sizer.observe(0.02)
+    for waiting in range(10, 400, 10):
+        sizer.tick(320, waiting=waiting, busy=sizer.ready, measuring=True, elapsed_ns=tick)
+    assert sizer.active == 29 and sizer.capped_ns == 0  # 2 x 14 + 1, then they log in
 
 
 # --- the summary -----------------------------------------------------------------------------
@@ -68,7 +84,8 @@ def _step(demanded: float, p99: float, *, errors: int = 0, sent: int = 100,
     return {
         "demanded_rate": demanded, "response_rate": demanded * 0.99, "sent": sent,
         "missed_slots": 3, "errors": {"timeout": errors} if errors else {},
-        "latency_ms": {"corrected": {"p50": p99 / 2, "p99": p99, "mean": p99 / 2}},
+        "latency_ms": {"corrected": {"p50": p99 / 2, "p99": p99, "mean": p99 / 2},
+                       "uncorrected": {"mean": p99 / 2}},
         "workers": 2, "lost_workers": lost, "user_capped": capped, "client_bound": False,
         "users": {"used": 8 if capped else 5, "cap_per_worker": 4, "workers_at_cap": 2,
                   "capped_s": 2.5},
@@ -105,12 +122,15 @@ def test_the_outcome_says_the_sustained_rate_and_why_the_sweep_stopped() -> None
 def test_a_step_the_user_cap_bounded_is_said_to_be_the_suites_limit() -> None:
     sweep = _sweep(_step(10, 5), _step(80, 900, capped=True))
     (why,) = outcome_lines(sweep, "single-query", 80, "--max-rate")[1:]
-    assert why.startswith("why the sweep stopped: bounded by the suite at 80 lookups/s, not by "
-                          "the catalogue: the --users cap (4 per worker) was reached")  # fmt: skip
+    assert why.startswith("why the sweep stopped: bounded by the suite at 80 lookups/s (a limit "
+                          "of the suite, not a measure of the catalogue): the --users cap (4 per "
+                          "worker) was reached")  # fmt: skip
     lines = step_lines(1, sweep["steps"][1], "single-query", 50.0)
     assert lines[0].startswith("step 2 at 80 lookups/s: answered 79.2 lookups/s;")
     assert "objective broken: p99 900.0 ms ≥ 50 ms" in lines[0]
-    assert lines[1].startswith("  bounded by the suite, not the catalogue: the --users cap")
+    assert lines[1].startswith("  bounded by the suite (not a measure of the catalogue): the "
+                               "--users cap (4 per worker) was reached with slots waiting for "
+                               "2.5 s of the step on 2 worker(s); calls took 450.0 ms")
     assert "raise --users" in lines[1]
     lost = step_lines(0, _step(10, 5, lost=1), "burst", 50.0, batch_size=100)
     assert "(990 Datafiles/s)" in lost[0] and "lost during this step" in lost[1]
@@ -167,8 +187,9 @@ def test_a_step_bounded_by_the_user_cap_says_so(
     assert capped["user_capped"] is True and capped["users"]["used"] == 4
     assert capped["users"]["capped_s"] > 1.0 and capped["missed_slots"] > RATE
     assert sweep["sustained_rate"] == 2.0
-    assert sweep["stopped"].startswith(f"bounded by the suite at {RATE} lookups/s, not by the "
-                                       "catalogue: the --users cap (4 per worker)")  # fmt: skip
+    assert sweep["stopped"].startswith(f"bounded by the suite at {RATE} lookups/s (a limit of "
+                                       "the suite, not a measure of the catalogue): the --users "
+                                       "cap (4 per worker)")  # fmt: skip
     log = swarm.log()
-    assert "  bounded by the suite, not the catalogue: the --users cap (4 per worker)" in log
+    assert "  bounded by the suite (not a measure of the catalogue): the --users cap (4 per" in log
     assert "why the sweep stopped: bounded by the suite" in log and "raise --users" in log

@@ -125,10 +125,14 @@ def suite_limit(step: Mapping[str, Any]) -> str | None:
     said = []
     if step.get("user_capped"):
         users = step.get("users") or {}
+        sent = ((step.get("latency_ms") or {}).get("uncorrected") or {}).get("mean")
+        answered = f"; calls took {sent:.1f} ms from their actual send" if isinstance(
+            sent, int | float) else ""  # fmt: skip
         said.append(
             f"the --users cap ({users.get('cap_per_worker')} per worker) was reached with "
             f"slots waiting for {users.get('capped_s', 0):.1f} s of the step on "
-            f"{users.get('workers_at_cap')} worker(s) — raise --users"
+            f"{users.get('workers_at_cap')} worker(s){answered} — raise --users to see what "
+            "the catalogue holds"
         )
     if step.get("client_bound"):
         said.append(

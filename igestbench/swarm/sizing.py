@@ -1,24 +1,29 @@
-"""How many users a swarm worker needs: Little's law, then more when slots would wait.
+"""How many users a swarm worker needs: Little's law on the latency it sees, then the schedule.
 
 An open-loop schedule at R calls/s whose calls take L seconds keeps R x L calls in flight on
 average (Little's law); a worker with fewer users (each one client: one call at a time) than
 that falls behind its schedule whatever its CPU — four users hold at most 200 calls/s against a
-20 ms catalogue. So each worker sizes its users itself, per step:
+20 ms catalogue. So each worker sizes its users itself (:class:`Sizer`), from its share of the
+rate:
 
-* at the step's start, from its share of the rate and the latency it saw last (the mean of the
-  previous step's calls from their actual send, or the setup's login before the first step):
-  ``ceil(rate x latency x HEADROOM) + 1``;
-* while the step runs, every :data:`TICK_S`, from the schedule itself: slots that are due
-  (beyond the lateness tolerance) and that no user has taken while every user is in a call
-  call for as many more users as there are such slots (less those still logging in), at most
-  doubling the users that have logged in per round (a slow login must not read as a need for
-  many more); a user not in a call will take a waiting slot as soon as its process runs it;
+* the **need** is ``ceil(R x L x HEADROOM) + 1`` users, L the latency of its recent calls from
+  their actual send (a moving average; before the first call of a step, the previous step's
+  mean, or the setup's lookups before the first step) — the headroom absorbs the spread of the
+  latencies and lets a backlog drain;
+* at a step's start the worker makes that many users active; while the step runs it looks every
+  :data:`TICK_S` whether slots are due (beyond the lateness tolerance) that no user has taken:
+  if so, users are added up to the need as the latency then stands (a catalogue slowing under
+  load raises it); and if that backlog keeps growing while every user that has logged in is in
+  a call and none is still logging in — the need underestimates — users are added for the new
+  slots, at most doubling those logged in per look;
 
-never more than the cap (``--users``, per worker). A user added logs in before it takes a slot
-(its session's cost is not in any call's latency); users are never taken away within a run (an
-idle user only waits). When the schedule needed more users than the cap allows, the time it
-spent so is counted (``capped_s``, within the measured part of the step): that step was bounded
-by a limit of the suite, and the master says so instead of reporting it as the catalogue's.
+never more than the cap (``--users``, per worker). A backlog the users then drain — left by the
+users' logins at a step's start, or by a pause of the worker's process — adds no one: a slow
+login must not read as a need for many sessions. A user added logs in before it takes a slot
+(its session's cost is in no call's latency); users are never taken away within a run (an idle
+user only waits). When slots waited and the need was above the cap, the time is counted
+(``capped_s``, within the measured part of the step): that step was bounded by a limit of the
+suite, and the master says so instead of reporting it as the catalogue's.
 
 No Locust here (tested in-process); :mod:`igestbench.swarm.users` and ``worker`` drive it.
 """
@@ -41,6 +46,10 @@ HEADROOM = 2.0
 DEFAULT_LATENCY_S = 0.05
 #: How often a running step looks whether slots wait for a user.
 TICK_S = 0.01
+#: Weight of the newest call in the moving average of the latency (about the last 20 calls).
+RECENT_WEIGHT = 0.05
+#: The shortest window over which a growing backlog is judged.
+WINDOW_MIN_S = 0.05
 
 
 def little_users(rate: float, latency_s: float, cap: int) -> int:
@@ -60,10 +69,18 @@ class Sizer:
     ready: int = 0
     #: The mean latency of the last step's calls (from their actual send), seconds.
     latency_s: float | None = None
+    #: The moving average of the current step's calls, seconds (None before its first call).
+    recent_s: float | None = None
     #: Nanoseconds of the current step's measured part in which slots waited at the cap.
     capped_ns: int = 0
     #: Set (and replaced) whenever ``active`` grows: waiting users wake and look again.
     grown: threading.Event = field(default_factory=threading.Event)
+    #: The backlog at the start of the current window, and the window's time so far: whether
+    #: the backlog grows is judged over two latencies (at least WINDOW_MIN_S), not one look.
+    _waiting: int | None = None
+    _window_ns: int = 0
+    #: The last window's verdict: the backlog grew while every user was in a call.
+    _behind: bool = False
 
     def __post_init__(self) -> None:
         self.set_cap(self.cap)
@@ -80,29 +97,52 @@ class Sizer:
             woken, self.grown = self.grown, threading.Event()
             woken.set()
 
+    def observe(self, seconds: float) -> None:
+        """One call's latency from its actual send."""
+        recent = self.recent_s
+        self.recent_s = seconds if recent is None else recent + RECENT_WEIGHT * (seconds - recent)
+
+    def need(self, rate: float) -> int:
+        """Users ``rate`` needs at the latency as it stands (not capped)."""
+        latency = self.recent_s or self.latency_s or DEFAULT_LATENCY_S
+        return little_users(rate, latency, 10**9)
+
     def start_step(self, rate: float) -> int:
         """Size for a step at ``rate`` (this worker's share); the users now active."""
-        self.capped_ns = 0
-        self.grow_to(little_users(rate, self.latency_s or DEFAULT_LATENCY_S, self.cap))
+        self.capped_ns, self.recent_s, self._waiting, self._window_ns = 0, None, None, 0
+        self._behind = False
+        self.grow_to(self.need(rate))
         return self.active
 
-    def tick(self, waiting: int, busy: int, measuring: bool, elapsed_ns: int) -> None:
+    def _growing(self, waiting: int, elapsed_ns: int) -> bool | None:
+        """Whether the backlog grew over the window that just ended; None within a window."""
+        if self._waiting is None:  # the first look of a step: the window starts here
+            self._waiting, self._window_ns = waiting, 0
+            return None
+        self._window_ns += elapsed_ns
+        latency = self.recent_s or self.latency_s or DEFAULT_LATENCY_S
+        if self._window_ns < max(WINDOW_MIN_S, 2 * latency) * 1e9:
+            return None
+        growing, self._waiting, self._window_ns = waiting > self._waiting, waiting, 0
+        return growing
+
+    def tick(self, rate: float, waiting: int, busy: int, measuring: bool, elapsed_ns: int) -> None:
         """``waiting`` slots are due and untaken while ``busy`` users are in a call: add users
-        for them, or count the time at the cap (``measuring``: in the measured part of the
-        step). Users logging in, and users not in a call (a process short of CPU has not
-        run them yet), will take those slots: only the rest call for more users."""
-        starting = max(0, min(self.active, self.spawned) - self.ready)
-        free = max(0, self.ready - busy)
-        if waiting <= starting + free:
+        as the need says, or as a backlog that grew over the last window says; count the time
+        the cap bounded (``measuring``: in the measured part of the step)."""
+        verdict = self._growing(waiting, elapsed_ns)
+        if verdict is not None:  # the backlog grew with every user in a call, none logging in
+            starting = max(0, min(self.active, self.spawned) - self.ready)
+            self._behind = verdict and waiting > 0 and starting == 0 and busy >= self.ready
+        if waiting <= 0:
             return
-        if self.active >= self.cap:
-            if measuring:
-                self.capped_ns += elapsed_ns
-            return
-        # at most twice the users that have logged in per round, as TCP's slow start: while
-        # logins are slow (a busy catalogue) the backlog says more than the users need
-        self.grow_to(min(self.active + waiting - starting - free,
-                         max(self.active, 2 * self.ready + 1)))  # fmt: skip
+        need = self.need(rate)
+        if measuring and self.active >= self.cap and (need > self.cap or self._behind):
+            self.capped_ns += elapsed_ns
+        if need > self.active:
+            self.grow_to(need)
+        elif verdict is not None and self._behind:
+            self.grow_to(min(self.active + waiting, 2 * self.ready + 1))
 
     def end_step(self, mean_latency_s: float | None) -> None:
         if mean_latency_s is not None and mean_latency_s > 0:

@@ -78,7 +78,7 @@ def step_lines(index: int, step: Mapping[str, Any], workload: str, slo_ms: float
     ]
     limit = suite_limit(step)
     if limit is not None:
-        lines.append(f"  bounded by the suite, not the catalogue: {limit}")
+        lines.append(f"  bounded by the suite (not a measure of the catalogue): {limit}")
     if step.get("lost_workers"):
         lines.append(f"  {step['lost_workers']} worker(s) lost during this step: their calls "
                      "are missing from it, so it cannot be the sustained rate")  # fmt: skip
@@ -103,7 +103,10 @@ def outcome_lines(entry: Mapping[str, Any], workload: str, last_rate: float,
 
 
 def bounded_text(demanded: float, workload: str, limit: str) -> str:
-    return f"bounded by the suite at {rate(demanded, workload)}, not by the catalogue: {limit}"
+    """A step bounded by a limit of the suite: said as the suite's, not a measure of the
+    catalogue."""
+    return (f"bounded by the suite at {rate(demanded, workload)} (a limit of the suite, not a "
+            f"measure of the catalogue): {limit}")  # fmt: skip
 
 
 def _why(entry: Mapping[str, Any], steps: list[Mapping[str, Any]], workload: str,

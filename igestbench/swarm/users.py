@@ -136,5 +136,7 @@ class SwarmUser(User):
             op(self.catalogue)
         except Exception as exc:  # every failure is a counted outcome, never a dead user
             cause = classify_failure(exc)
-        step.calls[k].append((name, t0 + offset, sent, clock(), cause))
+        done = clock()
+        step.calls[k].append((name, t0 + offset, sent, done, cause))
         step.in_flight[k] = None
+        state.sizer.observe((done - sent) / 1e9)

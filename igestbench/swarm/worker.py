@@ -157,7 +157,7 @@ class _Worker:
         state.taken = 0
         state.step = step
         state.running.set()
-        self._follow(step, round(order.warmup_s * 1e9))
+        self._follow(step, order.rate, round(order.warmup_s * 1e9))
         drain_end = time.monotonic() + self.drain_s
         while any(step.in_flight) and time.monotonic() < drain_end and not step.halt.is_set():
             gevent.sleep(0.01)
@@ -178,19 +178,22 @@ class _Worker:
         sizer.end_step(result.uncorrected.mean_ms / 1e3 if result.uncorrected.count else None)
         self.runner.send_message(STEP_DONE, report.to_wire())
 
-    def _follow(self, step: StepSchedule, warm_ns: int) -> None:
+    def _follow(self, step: StepSchedule, rate: float, warm_ns: int) -> None:
         """Until the schedule ends: every TICK_S, users for the slots that wait for one."""
         state, clock = self.state, self.state.clock
         end, measured_from = step.t0 + step.total_ns, step.t0 + warm_ns
         last = clock()
         while not step.halt.is_set():
+            # first let every user whose answer has come run: a process short of CPU wakes
+            # with many of them, which would otherwise count as busy and call for more users
+            gevent.sleep(0)
             now = clock()
             if now >= end:
                 return
             behind = now - step.t0 - TOLERANCE_NS  # slots due longer ago than the tolerance
             due = step.slot_count(behind + 1) if behind >= 0 else 0
             busy = sum(1 for call in step.in_flight if call is not None)
-            state.sizer.tick(due - state.taken, busy, now >= measured_from, now - last)
+            state.sizer.tick(rate, due - state.taken, busy, now >= measured_from, now - last)
             last = now
             step.halt.wait(min(TICK_S, (end - now) / 1e9))
 
