@@ -86,6 +86,14 @@ class Swarm:
             assert time.monotonic() < deadline, self.log()
             time.sleep(0.05)
 
+    def wait_for_worker(self, index: int, text: str, timeout: float = 60) -> None:
+        log = self.tmp / f"worker{index}.log"
+        deadline = time.monotonic() + timeout
+        while text not in log.read_text():
+            assert self.workers[index].poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+
     def stop(self, signum: signal.Signals) -> tuple[int, float]:
         """Send ``signum`` to the master: (its exit code, seconds it took to exit)."""
         began = time.monotonic()

@@ -60,6 +60,7 @@ def test_sigterm_while_the_master_waits_for_its_workers(
     try:
         swarm.add_worker()  # one of the two it waits for
         swarm.wait_for("waiting for 2 worker(s)")
+        swarm.wait_for_worker(0, "joined")
         _stopped(swarm, signal.SIGTERM, catalogue.service_url)
     finally:
         swarm.kill()
