@@ -202,11 +202,16 @@ def test_a_swarm_file_records_the_swarm_and_the_terminal_says_how_the_sweep_went
     assert info["version"] == 2 and info["users_cap_per_worker"] == 6
     (worker,) = info["per_worker"]
     assert 1 <= worker["users"] <= 6 and [s["cap"] for s in worker["steps"]] == [6, 6]
+    # the terminal says what the file's summary says (the registry's words), with units
     log = swarm.log()
-    assert "step 1 at 5 lookups/s: answered " in log and "step 2 at 10 lookups/s: " in log
-    assert "objective met" in log and "sustained: 10 lookups/s" in log
-    assert ("why the sweep stopped: capped: reached the highest of --rates (10 lookups/s) with "
-            "the objective met") in log  # fmt: skip
+    assert "step 1: 5.00 requests/s demanded, " in log and "step 2: 10.0 requests/s demanded" in log
+    assert "1 worker, " in log and "met the objective" in log
+    (row,) = result["summary"]
+    assert row["text"] == "≥ 10.0 requests/s" and row["marks"] == ["capped"]
+    assert row["note"].startswith("capped: reached --rates/--max-rate (10.0 requests/s) with the "
+                                  "objective met")  # fmt: skip
+    assert f"sweep SOAP · lean: sustained {row['text']} (corrected mean and p99 < 400 ms" in log
+    assert row["note"] in log
     assert "None" not in log
 
 
@@ -218,7 +223,7 @@ def test_a_worker_killed_mid_run_is_recorded_as_lost_and_the_run_cleans_up(
 ) -> None:
     swarm = Swarm(swarm_catalogue.service_url, tmp_path, "--rates", "10,20,30", "--duration", "2",
                   "--mix", "search=1,create=1")  # fmt: skip
-    swarm.wait_for("step 2 of 3 at 20 calls/s")
+    swarm.wait_for("step 2 of 3 at 20.0 requests/s")
     time.sleep(0.5)
     swarm.workers[1].send_signal(signum)
     result = swarm.finish()
@@ -230,7 +235,7 @@ def test_a_worker_killed_mid_run_is_recorded_as_lost_and_the_run_cleans_up(
     assert [s["lost_workers"] for s in sweep["steps"]] == [0, 1, 0]
     # the last step's whole rate went to the worker that was left
     assert sweep["steps"][2]["sent"] >= 0.8 * 30 * 2
-    assert any("was lost during the step at 20 calls/s" in n for n in result["notes"])
+    assert any("was lost during the step at 20.0 requests/s" in n for n in result["notes"])
     assert result["cleanup"]["left"] == 0
     assert left_below(swarm_catalogue.service_url, result["run"]["tag"]) == 0
     if signum == signal.SIGTERM:  # a stopped worker says goodbye: 143, and no traceback

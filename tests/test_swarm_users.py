@@ -18,8 +18,9 @@ import pytest
 
 from igestbench.config import FaultKnobs, ServeConfig
 from igestbench.mock.catalogue import LocalCatalogue
+from igestbench.results.sweeps import sweep_verdict
 from igestbench.swarm.sizing import Sizer, little_users
-from igestbench.swarm.summary import outcome_lines, rate, step_lines
+from igestbench.swarm.summary import bounded_text, outcome_lines, rate, step_lines
 from tests.swarm_support import Swarm, left_below, needs_locust, no_traceback
 
 # --- sizing ----------------------------------------------------------------------------------
@@ -76,65 +77,42 @@ def test_a_backlog_that_drains_adds_no_one_one_that_grows_does() -> None:
     assert sizer.active == 29 and sizer.capped_ns == 0  # 2 x 14 + 1, then they log in
 
 
-# --- the summary -----------------------------------------------------------------------------
+# --- what the master prints ------------------------------------------------------------------
 
 
-def _step(demanded: float, p99: float, *, errors: int = 0, sent: int = 100,
-          capped: bool = False, lost: int = 0) -> dict[str, Any]:  # fmt: skip
+def _step(demanded: float, p99: float, *, capped: bool = False) -> dict[str, Any]:
     return {
-        "demanded_rate": demanded, "response_rate": demanded * 0.99, "sent": sent,
-        "missed_slots": 3, "errors": {"timeout": errors} if errors else {},
+        "demanded_rate": demanded, "response_rate": demanded * 0.99, "sent": 100,
+        "missed_slots": 3, "errors": {},
         "latency_ms": {"corrected": {"p50": p99 / 2, "p99": p99, "mean": p99 / 2},
-                       "uncorrected": {"mean": p99 / 2}},
-        "workers": 2, "lost_workers": lost, "user_capped": capped, "client_bound": False,
+                       "uncorrected": {"mean": 21.5}},
+        "workers": 2, "lost_workers": 0, "user_capped": capped, "client_bound": False,
         "users": {"used": 8 if capped else 5, "cap_per_worker": 4, "workers_at_cap": 2,
-                  "capped_s": 2.5},
+                  "capped_s": 2.5 if capped else 0.0},
     }  # fmt: skip
 
 
-def _sweep(*steps: dict[str, Any], stopped: str | None = None) -> dict[str, Any]:
-    sustained = [s["demanded_rate"] for s in steps if s["latency_ms"]["corrected"]["p99"] < 50
-                 and not s["errors"]]  # fmt: skip
-    return {"slo_ms": 50.0, "steps": list(steps), "stopped": stopped,
-            "sustained_rate": max(sustained) if sustained else None}  # fmt: skip
-
-
-def test_the_outcome_says_the_sustained_rate_and_why_the_sweep_stopped() -> None:
-    capped = outcome_lines(_sweep(_step(10, 5), _step(20, 9)), "single-query", 20, "--max-rate")
-    assert capped == [
-        "sustained: 20 lookups/s (corrected mean and p99 < 50 ms, errors < 1%)",
-        "why the sweep stopped: capped: reached --max-rate (20 lookups/s) with the objective "
-        "met — raise --max-rate",
-    ]
-    broken = outcome_lines(_sweep(_step(10, 5), _step(20, 60), _step(40, 90)), "mix", 40,
-                           "--max-rate")  # fmt: skip
-    assert broken[0].startswith("sustained: 10 calls/s")
-    assert broken[1] == ("why the sweep stopped: objective broken at 20 calls/s and every step "
-                         "above it (p99 60.0 ms ≥ 50 ms)")  # fmt: skip
-    none = outcome_lines(_sweep(_step(10, 70, errors=5)), "single-query", 10, "--rates")
-    assert none[0].startswith("sustained: none — no step met the objective")
-    assert "errors on 5.0% of the calls" in none[1] and "None" not in " ".join(none)
-    cut = "interrupted (SIGINT) during the step at 20 lookups/s"
-    stopped = outcome_lines(_sweep(_step(10, 5), stopped=cut), "single-query", 40, "--max-rate")
-    assert stopped[1] == f"why the sweep stopped: {cut}"
-
-
 def test_a_step_the_user_cap_bounded_is_said_to_be_the_suites_limit() -> None:
-    sweep = _sweep(_step(10, 5), _step(80, 900, capped=True))
-    (why,) = outcome_lines(sweep, "single-query", 80, "--max-rate")[1:]
-    assert why.startswith("why the sweep stopped: bounded by the suite at 80 lookups/s (a limit "
-                          "of the suite, not a measure of the catalogue): the --users cap (4 per "
-                          "worker) was reached")  # fmt: skip
-    lines = step_lines(1, sweep["steps"][1], "single-query", 50.0)
-    assert lines[0].startswith("step 2 at 80 lookups/s: answered 79.2 lookups/s;")
-    assert "objective broken: p99 900.0 ms ≥ 50 ms" in lines[0]
-    assert lines[1].startswith("  bounded by the suite (not a measure of the catalogue): the "
-                               "--users cap (4 per worker) was reached with slots waiting for "
-                               "2.5 s of the step on 2 worker(s); calls took 450.0 ms")
-    assert "raise --users" in lines[1]
-    lost = step_lines(0, _step(10, 5, lost=1), "burst", 50.0, batch_size=100)
-    assert "(990 Datafiles/s)" in lost[0] and "lost during this step" in lost[1]
-    assert rate(1234.5, "burst") == "1,234 createMany calls/s" and rate(7.983, "x") == "8.0 calls/s"
+    """The step's line and the sweep's verdict (the registry's, as in the file's summary) say
+    the cap bounded it, as a limit of the suite; the rate it sustained is a lower bound."""
+    capped = _step(80, 900, capped=True)
+    lines = step_lines(1, capped, 50.0)
+    assert lines[0].startswith("step 2: 80.0 requests/s demanded, 79.2 requests/s answered,")
+    assert "2 workers, 8 users, user-capped — broke the objective: p99 900 ms ≥ 50 ms" in lines[0]
+    assert lines[1] == (
+        "  bounded by the suite (not a measure of the catalogue): the --users cap (4 per worker) "
+        "was reached with slots waiting for 2.5 s of the step on 2 worker(s); calls took 21.5 ms "
+        "from their actual send — raise --users to see what the catalogue holds")
+    assert step_lines(0, _step(10, 5), 50.0)[1:] == []
+    sweep = {"slo_ms": 50.0, "steps": [_step(10, 5), capped], "sustained_rate": 10.0,
+             "stopped": bounded_text(80), "interface": "soap", "flavour": "lean"}
+    (line,) = outcome_lines(sweep, {"mode": "swarm"})
+    assert line.startswith("sweep SOAP · lean: sustained ≥ 10.0 requests/s (corrected mean and p99")
+    assert ("objective broken at 80.0 requests/s: p99 900 ms ≥ 50 ms; the --users cap bounded "
+            "that step: a limit of the suite, not of the catalogue — raise --users; the sweep "
+            "ended: a limit of the suite bounded the step at 80.0 requests/s") in line
+    assert sweep_verdict(sweep).marks == ("user-capped",)
+    assert rate(1234.5) == "1,234 requests/s" and "None" not in line
 
 
 # --- end to end ------------------------------------------------------------------------------
@@ -187,9 +165,12 @@ def test_a_step_bounded_by_the_user_cap_says_so(
     assert capped["user_capped"] is True and capped["users"]["used"] == 4
     assert capped["users"]["capped_s"] > 1.0 and capped["missed_slots"] > RATE
     assert sweep["sustained_rate"] == 2.0
-    assert sweep["stopped"].startswith(f"bounded by the suite at {RATE} lookups/s (a limit of "
-                                       "the suite, not a measure of the catalogue): the --users "
-                                       "cap (4 per worker)")  # fmt: skip
+    assert sweep["stopped"] == f"a limit of the suite bounded the step at {RATE:.1f} requests/s, "\
+        "and would bound higher rates the more"
+    (row,) = result["summary"]
+    assert row["marks"] == ["user-capped"] and row["bound"] == "lower"
+    assert "the --users cap bounded that step: a limit of the suite, not of the catalogue" in (
+        row["note"])
     log = swarm.log()
     assert "  bounded by the suite (not a measure of the catalogue): the --users cap (4 per" in log
-    assert "why the sweep stopped: bounded by the suite" in log and "raise --users" in log
+    assert row["note"] in log

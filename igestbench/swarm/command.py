@@ -49,6 +49,7 @@ SWARM_HELP = {
     "max_rate": "highest total demanded rate of the doubling steps, calls/s (default 200)",
     "duration": "seconds per step (default 3)",
     "warmup": "seconds of warm-up before each step, not measured (default 0.5)",
+    "batch_size": "Datafiles per createMany call of --workload burst (default 100)",
 }
 
 

@@ -215,7 +215,7 @@ class Master:
             if runner is not None:
                 _quit(runner)
             for lost in self.lost.values():
-                writer.append("notes", record.lost_note(lost, self._unit))
+                writer.append("notes", record.lost_note(lost))
             refused = self.refusals.summary()
             if refused is not None:
                 writer.append("notes", refused)
@@ -238,10 +238,6 @@ class Master:
             print(f"sv7 swarm: {line}", flush=True)
         print(f"result file: {path}", flush=True)
         return code
-
-    @property
-    def _unit(self) -> str:
-        return summary.UNITS.get(self.swarm.workload, "calls/s")
 
     def _start_locust(self, inbox: _Inbox) -> MasterRunner:
         swarm = self.swarm
@@ -355,7 +351,7 @@ class Master:
     def _sweep(self, runner: MasterRunner, inbox: _Inbox, writer: ResultWriter) -> None:
         """The steps; the sweep's entry is written when they end, also when a stop ends them
         (Stopped is raised again once the finished steps are in the file)."""
-        config, swarm, workload = self.config, self.swarm, self.swarm.workload
+        config, swarm = self.config, self.swarm
         rates = swarm.rates
         settings = SweepConfig(
             slo_ms=config.slo_ms, max_rate=max(rates) if rates else config.max_rate,
@@ -370,19 +366,19 @@ class Master:
         interrupted: Stopped | None = None
         for index, rate in enumerate(planned):
             if not [w for w in self.workers if w not in self.lost]:
-                stopped = f"every worker was lost before the step at {summary.rate(rate, workload)}"
+                stopped = f"every worker was lost before the step at {summary.rate(rate)}"
                 break
             print(f"sv7 swarm: step {index + 1} of {len(planned)} at "
-                  f"{summary.rate(rate, workload)}", flush=True)  # fmt: skip
+                  f"{summary.rate(rate)}", flush=True)  # fmt: skip
             try:
                 reported = self._step(runner, inbox, index, rate)
             except Stopped as exc:  # the steps so far are written; run() then cleans up
                 stopped = (f"interrupted ({signal.Signals(exc.signum).name}) during the step "
-                           f"at {summary.rate(rate, workload)}")  # fmt: skip
+                           f"at {summary.rate(rate)}")  # fmt: skip
                 interrupted = exc
                 break
             if not reported:
-                stopped = f"no worker reported the step at {summary.rate(rate, workload)}"
+                stopped = f"no worker reported the step at {summary.rate(rate)}"
                 break
             reports = [inbox.reports[index][w] for w in reported]
             step = merge_parallel([r.step for r in reports], rate)
@@ -392,8 +388,7 @@ class Master:
             entries.append(entry)
             if entry["lost_workers"]:
                 incomplete.add(len(steps) - 1)
-            for line in summary.step_lines(index, entry, workload, config.slo_ms,
-                                           config.batch_size):  # fmt: skip
+            for line in summary.step_lines(index, entry, config.slo_ms):
                 print(f"sv7 swarm: {line}", flush=True)
             stopped = self._stop_after(step, entry)
             if stopped is not None:
@@ -407,8 +402,7 @@ class Master:
         sweep = {**result.to_dict(), "steps": entries, "interface": record.INTERFACE,
                  "stopped": stopped, "swarm": self._swarm_section(inbox, entries)}  # fmt: skip
         writer.append("sweeps", finite(sweep))
-        flag = "--rates" if rates else "--max-rate"
-        for line in summary.outcome_lines(sweep, workload, settings.max_rate, flag):
+        for line in summary.outcome_lines(sweep, record.run_section(self.tag, config, swarm)):
             print(f"sv7 swarm: {line}", flush=True)
         if interrupted is not None:
             raise interrupted
@@ -417,15 +411,14 @@ class Master:
         """Why the sweep ends after this step, or None: a clear failure, or the objective
         broken where the suite's own limit bounded the step (higher rates would only be
         bounded the more; said as the suite's limit, not the catalogue's)."""
-        workload, slo = self.swarm.workload, self.config.slo_ms
+        slo = self.config.slo_ms
         limit = record.suite_limit(entry)
-        broken = summary.objective_problem(entry, slo)
-        if limit is not None and broken is not None:
-            return summary.bounded_text(step.demanded_rate, workload, limit)
+        if limit is not None and summary.problem(entry, slo) is not None:
+            return summary.bounded_text(step.demanded_rate)
         failure = step_failure(step, slo)
         if failure is not None:
             reason = failure.partition(": ")[2]
-            return f"clear failure at {summary.rate(step.demanded_rate, workload)}: {reason}"
+            return f"clear failure at {summary.rate(step.demanded_rate)}: {reason}"
         return None
 
     def _swarm_section(self, inbox: _Inbox, entries: list[dict[str, Any]]) -> dict[str, Any]:

@@ -17,6 +17,8 @@ from typing import Any
 
 from igestbench.config import RunConfig
 from igestbench.measure.sweep import StepResult
+from igestbench.results.formatting import format_value
+from igestbench.results.sweeps import RATE_UNIT
 from igestbench.run import interfaces
 from igestbench.swarm.command import SwarmConfig
 from igestbench.swarm.messages import StepReport
@@ -143,11 +145,11 @@ def suite_limit(step: Mapping[str, Any]) -> str | None:
     return "; ".join(said) if said else None
 
 
-def lost_note(lost: dict[str, Any], unit: str) -> str:
-    """The note of a lost worker; ``unit``: what the steps' rates count (``lookups/s``)."""
+def lost_note(lost: dict[str, Any]) -> str:
+    """The note of a lost worker."""
     where = f" on {lost['host']}" if lost.get("host") else ""
     if lost["when"] == "setup":
         return f"worker {lost['worker']}{where} did not set up: {lost['reason']}"
-    return (f"worker {lost['worker']}{where} was lost during the step at {lost['rate']:g} "
-            f"{unit} ({lost['reason']}); its calls of that step are not in the "
-            "figures")  # fmt: skip
+    return (f"worker {lost['worker']}{where} was lost during the step at "
+            f"{format_value(lost['rate'], RATE_UNIT)} ({lost['reason']}); its calls of that step "
+            "are not in the figures")  # fmt: skip
