@@ -93,7 +93,7 @@ def test_users_that_follow_demand_against_a_cap(
         cpu = [s["cpu_percent"] for w in sweep["swarm"]["per_worker"] for s in w["steps"]]
         rows.append((label, step, lat, late, cpu))
     with capsys.disabled():
-        print(f"\nsv7 swarm, {RATE} lookups/s demanded in total for {DURATION_S:g} s; catalogue "
+        print(f"\nsv7 swarm, {RATE} requests/s demanded in total for {DURATION_S:g} s; catalogue "
               f"answers after {LATENCY_MS} ms ({RATE * LATENCY_MS / 1000:g} calls in flight; "
               f"{CAPPED} users hold <= {CAPPED * 1000 // LATENCY_MS}/s)")  # fmt: skip
         print(f"  {'':28}" + "".join(f"{label:>24}" for label, *_ in rows))
