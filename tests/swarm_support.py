@@ -116,6 +116,12 @@ class Swarm:
         result: dict[str, Any] = json.loads(path.read_text())
         return result
 
+    def __enter__(self) -> Swarm:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.kill()
+
     def kill(self) -> None:
         for proc in (self.master, *self.workers):
             if proc.poll() is None:

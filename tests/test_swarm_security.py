@@ -210,15 +210,12 @@ def _garbage(me: str, other: str) -> list[bytes]:
 def test_garbage_at_a_master_is_dropped_and_a_worker_still_joins(
     catalogue: LocalCatalogue, tmp_path: Path
 ) -> None:
-    swarm = Swarm(catalogue.service_url, tmp_path, "--rates", "10", "--duration", "1",
-                  workers=1, start_workers=False)  # fmt: skip
-    try:
+    with Swarm(catalogue.service_url, tmp_path, "--rates", "10", "--duration", "1",
+              workers=1, start_workers=False) as swarm:  # fmt: skip
         swarm.wait_for("waiting for 1 worker(s)")
         _send(swarm.port, "stranger", *_garbage("stranger", "someone-else"))
         swarm.add_worker()
         result = swarm.finish()
-    finally:
-        swarm.kill()
     assert result["run"]["status"] == "complete"
     (sweep,) = result["sweeps"]
     assert sweep["steps"][0]["sent"] > 0 and sweep["swarm"]["workers"] == 1
@@ -237,9 +234,8 @@ def test_only_workers_with_the_secret_join(catalogue: LocalCatalogue, tmp_path: 
     """Garbage, a forged hello, a worker with another secret and one without are refused at the
     handshake (the master's listener never sees them); a worker with the secret joins and the
     run completes."""
-    swarm = Swarm(catalogue.service_url, tmp_path, "--rates", "10", "--duration", "1",
-                  workers=1, secret=SECRET, start_workers=False)  # fmt: skip
-    try:
+    with Swarm(catalogue.service_url, tmp_path, "--rates", "10", "--duration", "1",
+              workers=1, secret=SECRET, start_workers=False) as swarm:  # fmt: skip
         swarm.wait_for("workers must prove the swarm's secret: CURVE")
         import msgpack
 
@@ -251,8 +247,6 @@ def test_only_workers_with_the_secret_join(catalogue: LocalCatalogue, tmp_path: 
             assert refused.wait(60) == 1
         swarm.add_worker()
         result = swarm.finish()
-    finally:
-        swarm.kill()
     assert result["run"]["status"] == "complete"
     assert result["run"]["options"]["authenticated"] is True
     (sweep,) = result["sweeps"]

@@ -55,15 +55,12 @@ def _stopped(swarm: Swarm, signum: signal.Signals, url: str) -> None:
 def test_sigterm_while_the_master_waits_for_its_workers(
     catalogue: LocalCatalogue, tmp_path: Path
 ) -> None:
-    swarm = Swarm(catalogue.service_url, tmp_path, "--rates", "10", workers=2,
-                  start_workers=False)  # fmt: skip
-    try:
+    with Swarm(catalogue.service_url, tmp_path, "--rates", "10", workers=2,
+              start_workers=False) as swarm:  # fmt: skip
         swarm.add_worker()  # one of the two it waits for
         swarm.wait_for("waiting for 2 worker(s)")
         swarm.wait_for_worker(0, "joined")
         _stopped(swarm, signal.SIGTERM, catalogue.service_url)
-    finally:
-        swarm.kill()
     # the worker that had joined was told to quit and says it was not used
     assert swarm.workers[0].returncode == 1
     assert "did not take this worker" in (tmp_path / "worker0.log").read_text()
@@ -74,14 +71,11 @@ def test_sigterm_while_the_master_waits_for_its_workers(
 def test_sighup_while_the_master_ingests_into_a_slow_catalogue(
     slow_catalogue: LocalCatalogue, tmp_path: Path
 ) -> None:
-    swarm = Swarm(slow_catalogue.service_url, tmp_path, "--rates", "10", workers=1,
-                  start_workers=False)  # fmt: skip
-    try:
+    with Swarm(slow_catalogue.service_url, tmp_path, "--rates", "10", workers=1,
+              start_workers=False) as swarm:  # fmt: skip
         swarm.wait_for("waiting for 1 worker(s)", timeout=60)  # printed before the ingest
         time.sleep(2.5)  # a few of its calls (0.6 s each) have created the run's first objects
         _stopped(swarm, signal.SIGHUP, slow_catalogue.service_url)
-    finally:
-        swarm.kill()
     # stopped with objects made, and in the middle of the ingest: not after waiting it out
     # (all of it: Facility, Instrument, InvestigationType, Investigation, DatasetType, Dataset,
     # DatafileFormat and 5 Datafiles)
@@ -91,14 +85,11 @@ def test_sighup_while_the_master_ingests_into_a_slow_catalogue(
 @needs_locust
 @pytest.mark.slow
 def test_sigint_in_the_middle_of_a_step(catalogue: LocalCatalogue, tmp_path: Path) -> None:
-    swarm = Swarm(catalogue.service_url, tmp_path, "--rates", "10,20", "--duration", "30",
-                  "--mix", "search=1,create=1", workers=2)  # fmt: skip
-    try:
+    with Swarm(catalogue.service_url, tmp_path, "--rates", "10,20", "--duration", "30",
+              "--mix", "search=1,create=1", workers=2) as swarm:  # fmt: skip
         swarm.wait_for("step 1 of 2 at 10.0 requests/s")
         time.sleep(1.5)  # the step's calls are under way (its creates too)
         _stopped(swarm, signal.SIGINT, catalogue.service_url)
-    finally:
-        swarm.kill()
     for worker in swarm.workers:
         assert worker.returncode == 0  # quit by their master
     result = swarm.result()

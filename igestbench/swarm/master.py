@@ -181,7 +181,8 @@ class Master:
         target_section["local"] = False
         writer = ResultWriter(
             config.out, run=record.run_section(self.tag, config, swarm), target=target_section,
-            environment=host_facts(), secrets=[creds.password], compress=config.gzip,
+            environment=host_facts(), compress=config.gzip,
+            secrets=[creds.password, *([swarm.secret.value] if swarm.secret else [])],
         )  # fmt: skip
         journal = RunJournal(writer.path, self.tag)
         status, code = "complete", 0

@@ -237,6 +237,8 @@ def run_worker(run: RunConfig, swarm: SwarmConfig) -> int:
 
     on_stop_signals(stop)  # first: a stop while connecting ends the worker too
     redaction.remember(run.credentials.password)
+    if swarm.secret is not None:
+        redaction.remember(swarm.secret.value)
     host, port = swarm.master
     refused: list[str] = []
 
