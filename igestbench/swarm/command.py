@@ -46,7 +46,7 @@ SWARM_HELP = {
     "target": "the catalogue the workers load: URL or HOST[:PORT] (required, here or as "
     "SV7_TARGET / sv7.toml; the swarm starts no catalogue of its own)",
     "site": "name of the site running the swarm (default: this machine's short host name)",
-    "max_rate": "highest total demanded rate of the doubling steps, calls/s (default 200)",
+    "max_rate": "highest total demanded rate of the doubling steps, requests/s (default 200)",
     "duration": "seconds per step (default 3)",
     "warmup": "seconds of warm-up before each step, not measured (default 0.5)",
     "batch_size": "Datafiles per createMany call of --workload burst (default 100)",
@@ -153,7 +153,7 @@ def add_swarm(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     for name in MASTER_RUN_FIELDS:
         _run_option(master, name)
     master.add_argument("--rates", type=argparse_type(rate_list),
-                        help="total demanded rates of the steps, calls/s, e.g. 50,100 "
+                        help="total demanded rates of the steps, requests/s, e.g. 50,100 "
                         "(default: doubling from 10 up to --max-rate)")  # fmt: skip
     master.add_argument("--workload", choices=WORKLOADS,
                         help="single-query (default), mix (--mix, as sv7 run's sweep) or burst "
