@@ -16,6 +16,7 @@ each); a request that would exceed that gets 503 with ``Retry-After`` instead of
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -286,6 +287,8 @@ class HttpProtocol(asyncio.Protocol):
             f"Content-Type: {response.content_type}",
             f"Content-Length: {len(response.body)}",
             "Server: sv7-local-catalogue",
+            # RFC 9110 6.6.1: a server with a clock sends one (cleanup reads the run's start here)
+            f"Date: {email.utils.formatdate(usegmt=True)}",
         ]
         head += [f"{k}: {v}" for k, v in response.headers.items()]
         if close:
