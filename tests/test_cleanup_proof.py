@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -297,4 +298,47 @@ def test_a_journal_from_before_this_version_still_cleans_up(
     result = sv7("cleanup", str(path), env=credentials_env())
     assert result.returncode == 0, result.stderr
     assert ids(client, "Facility", {"name": Condition("=", ctx.tag.name)}) == set()
+    client.close()
+
+
+def test_a_cleanup_stopped_hard_resumes_without_checking_the_journal_again(
+    fresh_catalogue: LocalCatalogue, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """sv7 cleanup records its verification in the journal: after a kill -9 in the middle of
+    the deletes, the next one neither checks the journal's objects again (that is recorded)
+    nor surveys what is gone (only what is left), and finishes the job."""
+    from igestbench.run.leftovers import clean_one
+    from igestbench.workloads import ownership, tree_delete
+
+    client = login(fresh_catalogue)
+    path, ctx = run(client, fresh_catalogue, tmp_path)
+    facility = facility_of(ctx)
+    before = below(client, facility)
+    real = tree_delete.delete_batch
+    calls: list[int] = []
+
+    def killed(catalogue: Catalogue, batch: list[Bean]) -> tuple[int, int]:
+        calls.append(len(batch))
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # as far as the catalogue is concerned, a kill -9
+        return real(catalogue, batch)
+
+    def logins(url: str) -> tuple[ClientConfig, Any]:
+        from igestbench.icat.credentials import Credentials
+
+        return ClientConfig(url=url), Credentials("simple", "ingest", "ingest")
+
+    monkeypatch.setattr(tree_delete, "delete_batch", killed)
+    monkeypatch.setattr(tree_delete, "OBJECTS_PER_CALL", 2)  # a call per level: many calls
+    with pytest.raises(KeyboardInterrupt):
+        clean_one(path, None, logins)
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert "verified" in lines[-1] and lines[-1]["verified"]["journaled"] == len(ctx.journal)
+    assert below(client, facility) != {e: set() for e in before}  # stopped half-way
+
+    monkeypatch.setattr(ownership, "check_journal", None)  # a call would fail: it is recorded
+    outcome = clean_one(path, None, logins)
+    assert outcome.complete, outcome.lines
+    assert ids(client, "Facility", {"name": Condition("=", ctx.tag.name)}) == set()
+    assert not path.exists()
     client.close()

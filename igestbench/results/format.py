@@ -38,7 +38,8 @@ FORMAT_NAME = "igestbench-result"
 #     benchmarks[].interface and sweeps[].interface ("soap" | "rest", typed), run.interfaces
 #     (what was measured) and target.interfaces (what the target serves, and why). A file
 #     without them measured SOAP only: the loader reads a missing interface as "soap"
-#     (loader.with_interfaces), so every figure says its interface.
+#     (loader.with_interfaces), so every figure says its interface. cleanup.kept (issue 18):
+#     the run's own objects kept because something not the run's hangs below them.
 FORMAT_VERSION = 2
 
 #: ``target.name`` of a run against the built-in catalogue (``target.local``): its URL names a new

@@ -134,7 +134,10 @@ def _clean_locked(
 
 
 def _describe(path: Path, url: str, report: CleanupReport, left: int) -> list[str]:
-    lost = f", {report.by_name} of them not in the journal" if report.by_name else ""
+    lost = ""
+    if report.by_name:
+        lost = (f", {report.by_name} of them not listed in the journal (created along with "
+                "another object, or by a create whose answer never came)")  # fmt: skip
     lines = [f"{path}: deleted {report.deleted} objects at {url} (below the run's "
              f"{report.facilities} Facility(ies){lost}); {report.already_gone} journaled "
              "objects were gone already"]  # fmt: skip

@@ -15,7 +15,7 @@ The lines, in the order they are written::
     {"entity": "Datafile", "id": 4711}                     # a created object …
     {"entity": "Datafile", "ids": [4712, 4713, …]}         # … or a createMany batch of them
     {"cleaned": true}                                      # all above is cleaned up
-    {"verified": {…}}, {"removed": {…}}                    # sv7 cleanup's progress (resumable)
+    {"verified": {"window": …, "journaled": …, "foreign": […]}}  # sv7 cleanup's check (resumable)
 
 The first line says which catalogue the journal belongs to (:mod:`.ownership` refuses to apply
 it to another one), the run's tag, the account that created what follows and both clocks when
@@ -154,8 +154,6 @@ class Journal:
         self.skipped: list[str] = []
         #: sv7 cleanup's record of its verification (resuming without redoing it), if any
         self.verified: dict[str, Any] | None = None
-        #: Facilities sv7 cleanup has removed completely, with the objects deleted below each
-        self.removed: dict[str, int] = {}
         self._facilities: list[str] = []
         self._runs: list[tuple[str, array[int]]] = []
         if facility is not None:
@@ -231,17 +229,11 @@ class Journal:
         self._runs.clear()
         self._facilities.clear()
         self.verified = None
-        self.removed = {}
 
     def record_verified(self, record: Mapping[str, Any]) -> None:
         """sv7 cleanup's verification, kept so that a cleanup stopped hard resumes after it."""
         self.verified = dict(record)
         self._write([{"verified": self.verified}])
-
-    def record_removed(self, facility: str, deleted: int) -> None:
-        """sv7 cleanup removed ``facility`` and everything below it (``deleted`` objects)."""
-        self.removed[facility] = deleted
-        self._write([{"removed": {"facility": facility, "deleted": deleted}}])
 
     @property
     def entries(self) -> Sequence[tuple[str, int]]:
@@ -324,8 +316,6 @@ class Journal:
             if not isinstance(entry["verified"], dict):
                 raise ValueError("verified is not an object")
             self.verified = entry["verified"]
-        elif "removed" in entry:
-            self.removed[str(entry["removed"]["facility"])] = int(entry["removed"]["deleted"])
         elif "ids" in entry:
             if not isinstance(entry["ids"], list):
                 raise ValueError("ids is not a list")
@@ -337,9 +327,9 @@ class Journal:
 def journal_lines(journal: Journal) -> Iterator[str]:
     """What the journal says about itself, for messages (its torn lines, a resumed cleanup)."""
     yield from journal.skipped
-    if journal.removed:
-        yield (f"resuming a cleanup stopped before: {len(journal.removed)} Facilities of the run "
-               f"already removed ({sum(journal.removed.values())} objects)")  # fmt: skip
+    if journal.verified is not None:
+        yield ("resuming a cleanup that was stopped: the journal's objects were checked then; "
+               "what is left on the server is surveyed again")  # fmt: skip
 
 
 __all__ = [

@@ -116,7 +116,6 @@ class _Roots:
     """The run's roots on the server, and what bore the run's name without being the run's."""
 
     ids: dict[str, list[int]] = field(default_factory=dict)
-    names: dict[int, str] = field(default_factory=dict)
     foreign: dict[tuple[str, int], str] = field(default_factory=dict)
 
 
@@ -180,8 +179,6 @@ def find_roots(
             why = _why_not(bean, account, window)
             if why is None:
                 mine.append(obj_id)
-                if entity == "Facility":
-                    roots.names[obj_id] = str(bean.values["name"])
             else:
                 roots.foreign[(entity, obj_id)] = why
     return roots
@@ -308,10 +305,6 @@ def cleanup(
     deleter = TreeDeleter(catalogue, found, progress)
     deleter.run()
     deleted = total - _left_below(catalogue, profile, roots, found, account, window)
-    if resume:
-        for obj_id, name in roots.names.items():
-            if not found.keeps("Facility", obj_id):
-                journal.record_removed(name, 0)
     progress.finish(f"deleted {deleted} objects in {deleter.calls} calls")
     foreign = {**checked.foreign, **roots.foreign, **found.foreign}
     reasons = Counter(foreign.values())

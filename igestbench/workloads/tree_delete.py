@@ -91,14 +91,14 @@ class TreeDeleter:
         catalogue: Catalogue,
         survey: Survey,
         progress: CleanupProgress | None = None,
-        per_call: int = OBJECTS_PER_CALL,
-        beans_per_call: int = BEANS_PER_CALL,
+        per_call: int | None = None,
+        beans_per_call: int | None = None,
     ) -> None:
         self.catalogue = catalogue
         self.survey = survey
         self.progress = progress or NoProgress()
-        self.per_call = per_call
-        self.beans_per_call = beans_per_call
+        self.per_call = per_call or OBJECTS_PER_CALL
+        self.beans_per_call = beans_per_call or BEANS_PER_CALL
         self.calls = 0
         #: objects of the run met and kept, because something foreign hangs below them
         self.kept = 0
