@@ -265,7 +265,7 @@ def test_after_kill_9_a_genuine_journal_cleans_up_everything(
         out.write('{"entity": "Datafile", "ids": [99999')  # the write a kill -9 cut
     result = sv7("cleanup", str(tmp_path), env=credentials_env())
     assert result.returncode == 0, result.stderr
-    assert "cut short" in result.stdout and "5 of them not in the journal" in result.stdout
+    assert "cut short" in result.stdout and "5 of them not listed in the journal" in result.stdout
     assert ids(client, "Facility", {"name": Condition("=", ctx.tag.name)}) == set()
     assert not path.exists()
     client.close()

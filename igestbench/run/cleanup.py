@@ -78,7 +78,8 @@ class RunJournal:
         self.lock = JournalLock(self.path).acquire()
 
     def _login(self, target: Target) -> Catalogue:
-        catalogue = connect(target.client, "zeep")
+        # the lean client: a cleanup is many small queries, and it spends the least per call
+        catalogue = connect(target.client, "lean")
         try:
             catalogue.login(target.credentials.authenticator, target.credentials.as_login())
         except BaseException:
@@ -112,8 +113,8 @@ class RunJournal:
             return
         catalogue = self._login(target)
         try:
-            self._clean(catalogue)
-            if not self.foreign and not self.kept_objects and count_left(catalogue, self.tag) == 0:
+            report = self._clean(catalogue)
+            if report.complete and not self.foreign:  # every root of the run went
                 Journal(self.path).mark_cleaned()  # no worker is running now
         finally:
             catalogue.close()

@@ -110,7 +110,7 @@ def _clean_locked(
         return outcome
     url = _url(journal, path, target)
     config, credentials = client(url)
-    catalogue = connect(config)
+    catalogue = connect(config, "lean")  # many small queries: the client that spends least
     try:
         _check_server(journal, path, catalogue)
         catalogue.login(credentials.authenticator, credentials.as_login())
