@@ -28,6 +28,7 @@ left to survey and delete.
 from __future__ import annotations
 
 import datetime as dt
+import time
 from array import array
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -284,6 +285,7 @@ def cleanup(
     deletes now go by cascade in calls of bounded size.
     """
     del batch_size
+    began = time.monotonic()
     progress = progress or NoProgress()
     tag = journal.run_tag()  # before any request: an invalid tag stops everything here
     refused = tuple(n for n in journal.facilities if not tag.owns_name(n))
@@ -314,7 +316,8 @@ def cleanup(
     deleter = TreeDeleter(catalogue, found, progress)
     deleter.run()
     deleted = total - _left_below(catalogue, profile, roots, found, account, window)
-    progress.finish(f"deleted {deleted} objects in {deleter.calls} calls")
+    progress.finish(f"deleted {deleted} objects in {deleter.calls} calls "
+                    f"({time.monotonic() - began:.1f} s)")  # fmt: skip
     foreign = {**checked.foreign, **roots.foreign, **found.foreign}
     reasons = Counter(foreign.values())
     journaled_deleted = max(0, checked.existing - len(checked.foreign))
