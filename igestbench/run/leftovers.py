@@ -138,8 +138,8 @@ def _describe(path: Path, url: str, report: CleanupReport, left: int) -> list[st
     if report.by_name:
         lost = (f", {report.by_name} of them not listed in the journal (created along with "
                 "another object, or by a create whose answer never came)")  # fmt: skip
-    lines = [f"{path}: deleted {report.deleted} objects at {url} (below the run's "
-             f"{report.facilities} Facility(ies){lost}); {report.already_gone} journaled "
+    lines = [f"{path}: deleted {report.deleted:,} objects at {url} (below the run's "
+             f"{report.facilities} Facility(ies){lost}); {report.already_gone:,} journaled "
              "objects were gone already"]  # fmt: skip
     if report.refused_names:
         shown = ", ".join(repr(n) for n in report.refused_names[:5])

@@ -302,21 +302,21 @@ def cleanup(
     if recorded is not None and "journaled" in recorded:
         checked = _JournalCheck.recorded(recorded)
     else:
-        progress.stage(f"checking {len(journal)} journaled objects")
+        progress.stage(f"checking {len(journal):,} journaled objects")
         checked = check_journal(catalogue, profile, journal, roots)
         if resume:
             record = {"window": window.to_dict(), "account": account,
                       "refused_names": list(refused), **checked.record()}  # fmt: skip
             journal.record_verified(record)
     n_roots = sum(len(ids) for ids in roots.ids.values())
-    progress.stage(f"surveying what hangs below the run's {n_roots} objects of its own")
+    progress.stage(f"surveying what hangs below the run's {n_roots} root object(s)")
     found = survey(catalogue, profile, roots.ids, account, window)
     total = found.total
     progress.stage("deleting", total=total)
     deleter = TreeDeleter(catalogue, found, progress)
     deleter.run()
     deleted = total - _left_below(catalogue, profile, roots, found, account, window)
-    progress.finish(f"deleted {deleted} objects in {deleter.calls} calls "
+    progress.finish(f"deleted {deleted:,} objects in {deleter.calls} calls "
                     f"({time.monotonic() - began:.1f} s)")  # fmt: skip
     foreign = {**checked.foreign, **roots.foreign, **found.foreign}
     reasons = Counter(foreign.values())
