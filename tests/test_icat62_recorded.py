@@ -25,8 +25,6 @@ from tests.soap_helpers import ICAT_62, login
 
 EXCHANGES = ICAT_62 / "exchanges"
 FORM = "application/x-www-form-urlencoded"
-#: Paths a real ICAT serves that the local catalogue does not serve yet (issue 20.2).
-NOT_SERVED_YET = {"/icat/port"}
 SID = "{sessionId}"
 
 
@@ -146,8 +144,6 @@ def _wadl_normalised(text: str, base: str) -> str:
 )
 def test_options_answers_the_resource_wadl_and_its_own_allow(local: Local, name: str) -> None:
     record, answer = local.replay(name)
-    if record["request"]["path"] in NOT_SERVED_YET and answer.status == 501:
-        pytest.skip(f"{record['request']['path']} is not served by the local catalogue (yet)")
     assert answer.status == record["status"]
     for name_ in ("Content-Type", "Allow"):
         assert answer.header(name_) == header(record["headers"], name_)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 from typing import Any
 from urllib.parse import parse_qs, unquote, unquote_to_bytes
@@ -41,8 +42,10 @@ from igestbench.icat.faults import (
 )
 from igestbench.mock import rest_routes
 from igestbench.mock.http import Request, Response
+from igestbench.mock.port import PortEndpoint
 from igestbench.mock.rest_write import write
 from igestbench.mock.service import IcatService
+from igestbench.mock.store import RunElsewhere
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +68,7 @@ STATUS_OF: dict[IcatExceptionType, int] = {
     IcatExceptionType.NOT_IMPLEMENTED: 501,
 }
 _NOT_SERVED = "Operation not implemented by this ICAT server."
+_METHOD_NOT_ALLOWED = "class jakarta.ws.rs.NotAllowedException HTTP 405 Method Not Allowed"
 #: What Jersey answers a form parameter of a request whose body is not a form.
 _NOT_A_FORM = (
     "class java.lang.IllegalStateException The @FormParam is utilized when the content type "
@@ -132,6 +136,7 @@ class RestEndpoint:
         self.profile = service.profile
         self.zone = service.zone
         self.serves = service.profile.name != "4.3"
+        self.port = PortEndpoint(service)
 
     def handle(self, request: Request, inline_s: float | None = None) -> Response:
         """The answer to one request; ``inline_s``: on the event loop (see Store.time_budget).
@@ -149,6 +154,8 @@ class RestEndpoint:
             return response
         if request.method == "OPTIONS":
             return self._options(request, parts, routes)
+        if parts == ["port"]:  # ICAT's export and import: files, not JSON (mock/port.py)
+            return self._port(request, routes, inline_s)
         try:
             route = self._route(request.method, routes)
             with self.service.time_budget(inline_s):
@@ -160,10 +167,7 @@ class RestEndpoint:
                 )
             return error_response(exc)
         except _MethodNotAllowed:
-            error = IcatInternal(
-                "class jakarta.ws.rs.NotAllowedException HTTP 405 Method Not Allowed"
-            )
-            return error_response(error)
+            return error_response(IcatInternal(_METHOD_NOT_ALLOWED))
         except Exception:
             # what icat.server did not foresee is INTERNAL (ThrowableExceptionMapper)
             log.exception("internal error while answering a REST request")
@@ -358,3 +362,41 @@ class RestEndpoint:
             raise IcatBadParameter(f"{exc} in json {text}", offset) from None
         except RecursionError:  # what a real ICAT 6.2.0 answers a 100,000-deep write
             raise IcatInternal(_TOO_DEEP_WRITE) from None
+
+    # --- port: ICAT's export (GET) and import (POST) -------------------------------------
+
+    def _port(
+        self, request: Request, routes: list[rest_routes.Route], inline_s: float | None
+    ) -> Response:
+        """``/icat/port``: an export file, or 204. Its faults are JSON typed ``text/plain``,
+        Jersey's choice for ICAT's exception mapper here, but those Jersey raises itself (405,
+        415) have no type (seen on a real 6.2.0)."""
+        if inline_s is not None:
+            raise RunElsewhere  # bulk work: in a worker thread, never on the event loop
+        try:
+            route = self._route(request.method, routes)
+            # SQLite's errors as ICAT faults; each statement has its own budget (mock/port_*)
+            with self.service.store.time_budget(math.inf):
+                answer: Response | None = getattr(self, route.handler)(request)
+        except _MethodNotAllowed:
+            response = error_response(IcatInternal(_METHOD_NOT_ALLOWED))
+            response.content_type = None
+            return response
+        except IcatError as exc:
+            response = error_response(exc)
+            jersey = exc.message.startswith("class jakarta.ws.rs.")
+            response.content_type = None if jersey else "text/plain"
+            return response
+        except Exception:
+            log.exception("internal error while answering a REST request")
+            return error_response(IcatInternal("internal error of the local catalogue"))
+        if answer is None:  # a void method, or nothing to export
+            return Response(204, b"", None, headers=dict(CORS_HEADERS))
+        answer.headers = {**CORS_HEADERS, **answer.headers}
+        return answer  # HEAD: the HTTP layer leaves the body out
+
+    def _export(self, request: Request) -> Response | None:
+        return self.port.export(self._query(request).get("json"))
+
+    def _import(self, request: Request) -> None:
+        self.port.import_(request.headers.get("content-type"), request.body)

@@ -29,6 +29,7 @@ from xml.sax.saxutils import quoteattr
 
 JSON = "application/json"
 FORM = "application/x-www-form-urlencoded"
+MULTIPART = "multipart/form-data"
 WADL = "application/vnd.sun.wadl+xml"
 
 
@@ -79,6 +80,9 @@ ROUTES: tuple[Route, ...] = (
         "search",
         (_SESSION, Param("query"), Param("id", "xs:long")),
     ),
+    # ICAT's export and import (igestbench.mock.port): a file, not JSON
+    Route("port", "POST", "_import", "importData", consumes=MULTIPART, produces=None),
+    Route("port", "GET", "_export", "exportData", (Param("json"),), produces="text/plain"),
     Route("properties", "GET", "_properties", "getProperties"),
     Route("session", "POST", "_login", "login", (Param("json"),), FORM),
     Route("session/{sessionId}", "DELETE", "_logout", "logout", produces=None),

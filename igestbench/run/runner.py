@@ -30,8 +30,8 @@ from igestbench.measure.sampler import Sampler
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.nexus import generate_run
 from igestbench.results import ResultWriter
+from igestbench.results.figures import entry_figures
 from igestbench.results.format import BUILT_IN_TARGET, ResultFileError
-from igestbench.results.workloads import UNIT_OPS
 from igestbench.run import interfaces
 from igestbench.run.benchmarks import benchmark_entry
 from igestbench.run.cleanup import RunJournal
@@ -39,8 +39,9 @@ from igestbench.run.cleanup_progress import CleanupLines
 from igestbench.run.out_dir import check_out_dir
 from igestbench.run.outage import OutageNotes, describe, merge_outages
 from igestbench.run.probe import host_facts, probe
-from igestbench.run.progress import Progress
+from igestbench.run.progress import LiveFigures, Progress
 from igestbench.run.stopping import StopState, stop_signals
+from igestbench.run.summary import phase_line
 from igestbench.run.thresholds import evaluate, parse_threshold
 from igestbench.run.workers import WORKLOADS, WorkerSpec, run_workers
 from igestbench.workloads import RunTag
@@ -315,6 +316,13 @@ class Runner:
                         sampler, work=self.work, interface=interface,
                     )
                 )  # fmt: skip
+        if "scale" in config.parts:
+            from igestbench.run import scale
+
+            scale.scale(config, target, writer, self.progress, self.tag, self.journal.path,
+                        self.interfaces, sampler)  # fmt: skip
+            # the tree goes as soon as it is measured (10^5 Datafiles and up: polite)
+            self.journal.clean_group(target)
 
     def _flavours(self, interface: str) -> tuple[str, ...]:
         """The clients that measure ``interface``: --flavour over SOAP, the rest client over
@@ -358,8 +366,10 @@ class Runner:
                     outage_wait=config.outage_wait,
                 )
             )
-        unit = UNIT_OPS[workload][0] if workload == "full-cycle" else workload
-        self.progress.start(phase)
+        # the live figures as the registry defines them; a createMany makes a batch of the
+        # client's Datafiles (fewer when it has fewer)
+        live = LiveFigures(workload, level, {"batch_size": min(config.batch_size, config.files)})
+        self.progress.start(phase, figures=live)
 
         def watch(pids: list[int]) -> None:
             for pid in pids:
@@ -369,7 +379,7 @@ class Runner:
         with sampler.phase(phase) as series:
             run = run_workers(
                 specs,
-                on_records=lambda chunk: self.progress.records(chunk, unit),
+                on_records=lambda index, chunk: self.progress.records(chunk, worker=index),
                 on_start=watch,
                 on_outage=notes.seen,
             )
@@ -377,13 +387,13 @@ class Runner:
         for outage in outages:
             writer.append("outages", outage)
             writer.append("notes", describe(outage))
-        entry = benchmark_entry(workload, flavour, level, run, series.client_bound)
+        entry = benchmark_entry(workload, flavour, level, run,
+                                client_cpu=series.client_summary())
         if run.interrupted:
             raise KeyboardInterrupt
         self.journal.check_outcomes(o.error for o in run.outcomes)  # a full disk stops the run
-        bad = len(entry["problems"]) + sum(o["count"] - o["ok"] for o in entry["ops"].values())
         down = f", {len(outages)} outage(s) of the target" if outages else ""
-        self.progress.finish(f"{entry['throughput_per_s']}/s, {bad} errors or problems{down}")
+        self.progress.finish(phase_line(entry_figures(entry)) + down)
         return entry
 
     # --- cleanup -------------------------------------------------------------------------
