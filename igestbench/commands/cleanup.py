@@ -15,10 +15,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "cleanup",
         help="finish the cleanup of runs that were stopped hard, from their journals",
         description="Finds the journals (*.journal.jsonl) in a directory such as reports/, or "
-        "takes journal files, and deletes what they list at the catalogue each names - only "
-        "what the server shows is still the run's (below its Facility); anything else is "
-        "reported and left alone. A journal is removed once its cleanup is complete. "
-        "Credentials as for sv7 run. Exit 0: all clean; 1: something refused or left.",
+        "takes journal files, and deletes at the catalogue each names what the server shows is "
+        "the run's: below a Facility named after the run's tag (which must be in sv7's form), "
+        "created by the run's account within the run's time. Anything else is reported and "
+        "left alone, with what a delete would take it along with. A journal is removed once "
+        "its cleanup is complete; one stopped hard resumes where it stopped. Credentials as "
+        "for sv7 run (log in as the run's account). Exit 0: all clean; 1: something refused, "
+        "foreign or left.",
     )
     p.add_argument(
         "paths", nargs="*", type=Path, metavar="PATH", help="a journal file or a directory of them"

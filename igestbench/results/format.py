@@ -58,6 +58,8 @@ FORMAT_NAME = "igestbench-result"
 #     scale (its own "version", 1: the tree's shape, per size the population and per query
 #     x interface x role the latency; per query the fitted growth), typed where the report
 #     reads it.
+#     cleanup.kept (issue 18): the run's own objects kept because something not the run's
+#     hangs below them.
 FORMAT_VERSION = 2
 
 #: ``target.name`` of a run against the built-in catalogue (``target.local``): its URL names a new
