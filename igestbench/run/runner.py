@@ -36,7 +36,7 @@ from igestbench.run import interfaces
 from igestbench.run.benchmarks import benchmark_entry
 from igestbench.run.cleanup import RunJournal
 from igestbench.run.outage import OutageNotes, describe, merge_outages
-from igestbench.run.probe import host_facts, probe
+from igestbench.run.probe import host_facts, probe_facts, probe_summary, target_of
 from igestbench.run.progress import Progress
 from igestbench.run.stopping import StopState, stop_signals
 from igestbench.run.thresholds import evaluate, parse_threshold
@@ -154,7 +154,7 @@ class Runner:
         with _target(config) as target, tempfile.TemporaryDirectory(prefix="sv7-run-") as tmp:
             self.work = Path(tmp)
             redaction.remember(target.credentials.password)  # wherever it might turn up
-            target_section, probe_section = probe(target.client)
+            target_section = target_of(target.client)  # the probe itself runs below, stoppable
             target_section["local"] = target.local
             if target.local:  # one name for it, whatever port it had this time (sv7 merge)
                 target_section["name"] = BUILT_IN_TARGET
@@ -179,8 +179,11 @@ class Runner:
             self.journal = RunJournal(writer.path, self.tag)
             sampler = Sampler(interval_s=1.0)
             try:
-                writer.set_section("probe", probe_section)
                 self.progress.note(f"result file: {writer.path}")
+                self.progress.start("probe")
+                probe_section = probe_facts(target.client)
+                writer.set_section("probe", probe_section)
+                self.progress.finish(probe_summary(probe_section))
                 if target.client.insecure:
                     self.progress.note(INSECURE_NOTICE)
                     writer.append("notes", INSECURE_NOTICE)
@@ -190,6 +193,7 @@ class Runner:
                     from igestbench.run import service_checks
 
                     checked = service_checks.verify(config, target, writer, self.progress)
+                    stop.check()  # pytest returns from a stop as from a failed check
                     self.failed_checks = [c.id for c in checked.failed]
                 target_section["api_version"] = self._reach(target)
                 choice = interfaces.choose(
