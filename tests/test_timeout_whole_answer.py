@@ -113,7 +113,10 @@ def test_a_call_after_connecting_is_bounded(
     with server:
         def call() -> None:
             catalogue = connect(config(server, tmp_path), flavour)
-            catalogue.login("simple", {"username": "ingest", "password": "ingest"})
+            try:
+                catalogue.login("simple", {"username": "ingest", "password": "ingest"})
+            finally:
+                catalogue.close()
 
         exc, took = outcome_of(call, 30)
     assert_timed_out(exc, took)

@@ -59,13 +59,18 @@ __all__ = [
 
 
 class _State(threading.local):
-    #: monotonic time by which this thread's exchange must end (None: no budget)
-    deadline: float | None = None
-    #: the budget that deadline came from, in seconds (for messages)
-    seconds: float = 0.0
+    #: (monotonic time by which this thread's exchange must end, the budget in seconds it came
+    #: from, the slack of its sockets' timeouts), or None without a budget; one attribute, read
+    #: once per socket operation
+    limit: tuple[float, float, float] | None = None
 
 
 _state = _State()
+#: How far a socket's timeout may stray from what is left of the budget before it is set again
+#: (a fraction of the budget, at most _SLACK_MAX_S): setting a socket's timeout is a system
+#: call, and an exchange that ends well within its budget then makes none.
+_SLACK_FRACTION = 0.05
+_SLACK_MAX_S = 1.0
 
 
 class ExchangeTimeout(TimeoutError):
@@ -87,20 +92,22 @@ class budget:
         #: the deadline kept within the block (monotonic; None: none) and its budget in seconds
         self.deadline: float | None = None
         self.seconds = 0.0
-        self._saved: tuple[float | None, float] = (None, 0.0)
+        self._saved: tuple[float, float, float] | None = None
 
     def __enter__(self) -> budget:
-        state = _state
-        self._saved = (state.deadline, state.seconds)
+        saved = self._saved = _state.limit
+        kept = saved
         if self._limit is not None:
             mine = time.monotonic() + self._limit
-            if state.deadline is None or mine < state.deadline:
-                state.deadline, state.seconds = mine, self._limit
-        self.deadline, self.seconds = state.deadline, state.seconds
+            if saved is None or mine < saved[0]:
+                slack = min(_SLACK_MAX_S, _SLACK_FRACTION * self._limit)
+                kept = _state.limit = (mine, self._limit, slack)
+        if kept is not None:
+            self.deadline, self.seconds, _ = kept
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        _state.deadline, _state.seconds = self._saved
+        _state.limit = self._saved
 
     @property
     def expired(self) -> bool:
@@ -111,12 +118,12 @@ class budget:
 def remaining(limit: float | None = None) -> float | None:
     """``limit`` (a timeout in seconds, None: none) shortened to what is left of this thread's
     budget; :class:`ExchangeTimeout` when nothing is left."""
-    deadline = _state.deadline
-    if deadline is None:
+    kept = _state.limit
+    if kept is None:
         return limit
-    left = deadline - time.monotonic()
+    left = kept[0] - time.monotonic()
     if left <= 0:
-        raise ExchangeTimeout(_state.seconds)
+        raise ExchangeTimeout(kept[1])
     return left if limit is None or left < limit else limit
 
 
@@ -124,23 +131,34 @@ class _Bounded:
     """What bounded sockets share: their own timeout, and its shrinking to the budget."""
 
     _own_timeout: float | None = None
-    _shrunk = False
+    #: the timeout set on the socket for the budget (None: its own is set)
+    _shrunk_to: float | None = None
 
     def settimeout(self, value: float | None) -> None:
-        self._own_timeout, self._shrunk = value, False
+        self._own_timeout, self._shrunk_to = value, None
         super().settimeout(value)  # type: ignore[misc]
 
     def gettimeout(self) -> float | None:
         return self._own_timeout
 
     def _bound(self) -> None:
-        """Before a blocking operation: the timeout it may wait, at most what is left."""
-        if _state.deadline is None:
-            if self._shrunk:  # used outside a budget after one: its own timeout again
+        """Before a blocking operation: the timeout it may wait, at most what is left (give
+        or take the slack: an operation ends at most that much before or after the deadline)."""
+        kept = _state.limit
+        if kept is None:
+            if self._shrunk_to is not None:  # used outside a budget after one: its own again
                 self.settimeout(self._own_timeout)
             return
-        super().settimeout(remaining(self._own_timeout))  # type: ignore[misc]
-        self._shrunk = True
+        deadline, seconds, slack = kept
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise ExchangeTimeout(seconds)
+        own = self._own_timeout
+        want = left if own is None or left < own else own
+        shrunk = self._shrunk_to
+        if shrunk is None or abs(shrunk - want) > slack:
+            super().settimeout(want)  # type: ignore[misc]
+            self._shrunk_to = want
 
 
 class BoundedSocket(_Bounded, socket.socket):
