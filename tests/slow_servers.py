@@ -45,6 +45,8 @@ class SlowServer:
         self.mode = mode
         self.documents = dict(documents or {})
         self._stop = threading.Event()
+        #: set once a client connected
+        self.accepted = threading.Event()
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._threads: list[threading.Thread] = []
         self._open: list[socket.socket] = []
@@ -93,6 +95,7 @@ class SlowServer:
                 return
             with self._lock:
                 self._open.append(conn)
+            self.accepted.set()
             handler = threading.Thread(target=self._serve, args=(conn,), daemon=True)
             handler.start()
             self._threads.append(handler)

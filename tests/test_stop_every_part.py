@@ -30,6 +30,7 @@ import pytest
 
 from igestbench.config import ServeConfig
 from igestbench.mock.catalogue import LocalCatalogue
+from igestbench.workloads import CatalogueIdentity, Journal, RunTag
 from tests.slow_servers import SlowServer
 from tests.test_run import credentials_env, left_on_server
 
@@ -189,3 +190,44 @@ def test_a_signal_in_the_probe_stops_the_run_within_seconds(tmp_path: Path) -> N
     assert took < BOUND_S, context
     assert "Traceback" not in run.err, context
     assert run.result()["run"]["status"] == "interrupted", context
+
+
+def test_sv7_check_stops_at_once_and_says_so() -> None:
+    """A monitoring probe stopped while it waits (a scheduler's SIGTERM): UNKNOWN, at once."""
+    with SlowServer("stall") as server:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "igestbench", "check", "--target", server.url,
+             "--timeout", "60"],
+            env=credentials_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert server.accepted.wait(60)
+        time.sleep(0.5)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+    assert proc.returncode == 3, out + err
+    assert out.startswith("ICAT UNKNOWN - interrupted by SIGTERM"), out
+    assert took < BOUND_S and "Traceback" not in err, f"{took:.1f} s: {err}"
+
+
+def test_sv7_cleanup_stops_at_once_and_keeps_the_journal(tmp_path: Path) -> None:
+    with SlowServer("stall") as server:
+        tag = RunTag.new("stop")
+        journal = tmp_path / "run.journal.jsonl"
+        Journal.start(journal, tag.name, CatalogueIdentity(server.url, "6.2.0", False))
+        Journal(journal).add("Facility", 1)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "igestbench", "cleanup", str(journal)],
+            env=credentials_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert server.accepted.wait(60)
+        time.sleep(0.5)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGHUP)
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+    assert proc.returncode == 129, out + err
+    assert "interrupted (SIGHUP)" in err and "run sv7 cleanup again" in err, err
+    assert took < BOUND_S and "Traceback" not in err, f"{took:.1f} s: {err}"
+    assert journal.exists()
