@@ -153,7 +153,9 @@ def test_wrong_types_and_missing_xsi_type(catalogue: LocalCatalogue) -> None:
         "get",
         f"<sessionId>{sid}</sessionId><query>Dataset</query><primaryKey>abc</primaryKey>",
     )
-    assert fault(r)[0] == "S:Client"
+    # JAXB reads what is no xs:long as 0, as a real ICAT 6.2.0 does
+    # (fixtures/icat-6.2/exchanges/soap-get-id-not-a-number.json)
+    assert fault(r)[:3] == ("S:Server", "Dataset[id:0] not found.", "NO_SUCH_OBJECT_FOUND")
     r = call(url, "create", f"<sessionId>{sid}</sessionId><bean><name>x</name></bean>")
     code, _, ftype, _ = fault(r)
     assert code == "S:Server" and ftype is None

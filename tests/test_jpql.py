@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from igestbench.icat.faults import IcatBadParameter
+from igestbench.icat.faults import IcatBadParameter, IcatInternal
 from igestbench.icat.query import Condition, Query
 from igestbench.icat.schema import get_profile
 from igestbench.mock import tables
@@ -436,14 +436,14 @@ def test_sql_holds_no_literal_values(query: str) -> None:
     ("SELECT o FROM Dataset o ORDER BY o.datafiles", "one-to-many"),
     ("SELECT o FROM Dataset o WHERE o.name = 'a' ; DELETE", "Unexpected character ';'"),
     ('SELECT o FROM Dataset o WHERE o."name" = 1', "Unexpected character"),
-    ("Nothing", "Nothing is not an EntityBaseBean"),
+    ("Nothing", "Nothing is not an ICAT entity"),
     ("Dataset [0,3]", "Unexpected token ','"),
     ("Dataset [nmae = 'x']", "Dataset has no field 'nmae'"),
     ("Dataset [valueType = NUMERIC]", "no field 'valueType'"),
     ("ParameterType [valueType = NOPE]", "no field 'NOPE'"),
     ("Dataset [name = 'x'] <-> Dataset", "named twice"),
     ("Datafile <-> RelatedDatafile", "ambiguous"),
-    ("Dataset INCLUDE Nothing", "Nothing is not an EntityBaseBean"),
+    ("Dataset INCLUDE Nothing", "Nothing is not an ICAT entity"),
     ("Dataset INCLUDE Facility", "Unable to reach Facility"),
     ("Dataset.name INCLUDE Datafile", "INCLUDE needs whole Dataset objects"),
     ("Dataset ORDER BY name ORDER BY id", "Unexpected token 'ORDER' at position 22"),
@@ -463,8 +463,8 @@ def test_bad_queries_are_bad_parameter(query: str, message: str) -> None:
 
 
 @pytest.mark.parametrize(("query", "message"), [
-    ("Nothing", "Nothing is not an EntityBaseBean"),
-    ("Dataset INCLUDE ds.datafiles", "is not an EntityBaseBean"),
+    ("Nothing", "Nothing is not an ICAT entity"),
+    ("Dataset INCLUDE ds.datafiles", "is not an ICAT entity"),
     ("Dataset ds INCLUDE ds.nothing", "nothing is not a relationship of Dataset"),
     ("Dataset ds INCLUDE ds.datafiles df, df.parameters df", "must be a new plain name"),
     ("Dataset ds extra", "Unexpected token 'extra'"),
@@ -490,12 +490,22 @@ def test_random_token_soup_raises_only_bad_parameter() -> None:
                 compile_(PROFILE, text)
 
 
-def test_deep_nesting_is_bad_parameter_not_a_crash() -> None:
-    deep = "SELECT o FROM Dataset o WHERE " + "NOT (" * 3000 + "o.id = 1" + ")" * 3000
-    with pytest.raises(IcatBadParameter):
-        compile_search(PROFILE, deep)
+def test_deep_nesting_and_long_chains_are_internal_as_on_icat_not_a_crash() -> None:
+    """A real ICAT 6.2.0 overflows its stack (INTERNAL) from about 1,400 NOTs or 1,500-3,400
+    ORs (fixtures/icat-6.2/exchanges/soap-search-20000-or.json); the local catalogue refuses
+    more than 1,500 AND/OR/NOT before parsing, with the same fault type."""
+    deep = "SELECT o FROM Dataset o WHERE " + "(" * 3000 + "o.id = 1" + ")" * 3000
+    compile_search(PROFILE, deep)  # parentheses alone nest nothing in the tree
+    nots = "SELECT o FROM Dataset o WHERE " + "NOT (" * 3000 + "o.id = 1" + ")" * 3000
+    with pytest.raises(IcatInternal, match="3000 AND/OR/NOT"):
+        compile_search(PROFILE, nots)
     many = " OR ".join(f"o.id = {i}" for i in range(3000))
-    assert compile_search(PROFILE, f"SELECT o FROM Dataset o WHERE {many}").params[-1] == 2999
+    with pytest.raises(IcatInternal, match="2999 AND/OR/NOT, more than the 1500"):
+        compile_search(PROFILE, f"SELECT o FROM Dataset o WHERE {many}")
+    many = " OR ".join(f"o.id = {i}" for i in range(1001))
+    assert compile_search(PROFILE, f"SELECT o FROM Dataset o WHERE {many}").params[-1] == 1000
+    words = " OR ".join(f"o.name = 'and or not {i}'" for i in range(1001))  # data, not counted
+    assert len(compile_search(PROFILE, f"SELECT o FROM Dataset o WHERE {words}").params) == 1001
 
 
 # --- caching and the client's Query ------------------------------------------------------------

@@ -21,7 +21,7 @@ def test_the_charts_hold_the_figures_of_the_files(tmp_path: Path) -> None:
     (line,) = throughput.series
     assert line.label == "A · zeep" and line.x == (1.0, 2.0)
     # bench(): throughput = 1000 x clients / mean latency; means 12 ms and 14 ms
-    assert line.y == pytest.approx((1000 / 12, 2000 / 14))
+    assert line.y == pytest.approx((1000 / 12, 2000 / 14), rel=1e-5)
     assert latency.series[0].y == pytest.approx((12.0, 14.0))
     achieved, band, errors = charts["sweep-0"].panels
     assert achieved.diagonal and band.series[0].low == pytest.approx((1.8, 3.8))

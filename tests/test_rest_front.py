@@ -14,7 +14,7 @@ import socket
 import time
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import pytest
 import requests
@@ -28,6 +28,7 @@ CORS = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Allow-Methods": "GET, POST, DELETE, PUT",
 }
+FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 ICAT_DATE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(Z|[+-]\d\d:\d\d)$")
 
 
@@ -75,7 +76,8 @@ def root(rest: Rest) -> Iterator[str]:
 def error(r: requests.Response) -> tuple[int, str, str, int | None]:
     body = r.json()
     assert set(body) <= {"code", "message", "offset"}, body
-    assert r.headers["Content-Type"] == "application/json"
+    # ICAT's NotFoundExceptionMapper (501, a path it does not serve) sets no type
+    assert r.headers.get("Content-Type") == (None if r.status_code == 501 else "application/json")
     return r.status_code, body["code"], body["message"], body.get("offset")
 
 
@@ -126,12 +128,11 @@ def test_version_and_properties(rest: Rest) -> None:
     assert r.text == '{"version":"6.2.0"}'  # Java's JsonGenerator: no spaces
     props = rest.get("properties").json()
     assert props["maxEntities"] == 10000 and props["lifetimeMinutes"] == 120
-    assert props["containerType"] == "GLASSFISH"
+    assert props["containerType"] == "Glassfish"
     (simple,) = props["authenticators"]
-    assert simple == {
+    assert simple == {  # no authn.simple.friendly, as a real ICAT deployed without it
         "mnemonic": "simple",
         "keys": [{"name": "username"}, {"name": "password", "hide": True}],
-        "friendly": "Simple",
     }
 
 
@@ -180,8 +181,9 @@ def test_session_lifecycle(rest: Rest) -> None:
 def test_login_failures(
     rest: Rest, json_text: str | None, status: int, code: str, message: str
 ) -> None:
-    form = {} if json_text is None else {"json": json_text}
-    assert error(rest.post("session", **form)) == (status, code, message, None)
+    body = "" if json_text is None else urlencode({"json": json_text})
+    r = requests.post(rest.base + "session", data=body, headers=FORM, timeout=10)
+    assert error(r) == (status, code, message, None)
 
 
 def test_expired_rest_session_is_refused_like_a_soap_one() -> None:
@@ -320,7 +322,8 @@ def test_error_cases_answer_icat_status_and_code(rest: Rest, root: str) -> None:
         (rest.write(root, [{"Nothing": {"name": "x"}}]), 400, "BAD_PARAMETER", 0),
         (rest.write(root, [{"Facility": {"colour": "red"}}]), 400, "BAD_PARAMETER", 0),
         (rest.write(root, "[{"), 400, "BAD_PARAMETER", 0),
-        (rest.search(root, "Facility", id="x"), 501, "NOT_IMPLEMENTED", None),
+        (rest.search(root, "Facility", id="x"), 500, "INTERNAL", None),
+        (rest.search(root, "Facility", id=str(10**30)), 500, "INTERNAL", None),
         (rest.get("lucene/data", sessionId=root), 501, "NOT_IMPLEMENTED", None),
         (rest.put("version"), 500, "INTERNAL", None),
         (rest.get("entityManager", sessionId=root), 400, "BAD_PARAMETER", None),
@@ -412,5 +415,6 @@ def test_a_write_of_more_objects_than_the_budget_is_refused_before_parsing() -> 
         status, code, message, _ = error(rest.write(sid, [{"Investigation": wide}]))
         assert (status, code) == (400, "BAD_PARAMETER") and "--max-elements" in message
         nested = "[" * 100_000 + "]" * 100_000  # deeper than Python's parser goes
-        status, code, _, _ = error(rest.post("entityManager", sessionId=sid, entities=nested))
-        assert (status, code) == (400, "BAD_PARAMETER")
+        status, code, message, _ = error(rest.post("entityManager", sessionId=sid, entities=nested))
+        # what a real ICAT 6.2.0 answers (fixtures/icat-6.2/exchanges/rest-write-deep.json)
+        assert (status, code) == (500, "INTERNAL") and "EJBException" in message

@@ -13,6 +13,7 @@ zone give (issue 11: it used to answer through the Beans).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from collections.abc import Iterator
 from typing import Any
@@ -27,7 +28,7 @@ from igestbench.mock.service import IcatService
 
 ROOT = {"username": "root", "password": "root"}
 READER = {"username": "reader", "password": "reader"}
-NASTY = "a & b < c > d \"q\" 'a' \t tab \r cr \n lf \x01 \x7f é ✓"
+NASTY = "a & b < c > d \"q\" 'a' \t tab \r cr \n lf \x85 \x7f é ✓"
 
 
 def ref(entity: str, obj_id: int) -> Bean:
@@ -200,20 +201,18 @@ def test_entity_answers_are_the_bean_encoding(service: IcatService, query: str) 
         assert expected.count("<return ") >= 1
 
 
-@pytest.mark.parametrize(
-    ("entity", "query"),
-    [
-        ("Dataset", "Dataset"),
-        ("Dataset", "Dataset INCLUDE 1"),
-        ("Dataset", "Dataset INCLUDE Datafile, DatafileParameter"),
-        (
-            "Dataset",
-            "Dataset ds INCLUDE ds.datafiles df, df.parameters p, p.type, ds.investigation",
-        ),
-        ("Investigation", "Investigation i INCLUDE i.datasets ds, ds.datafiles, i.facility"),
-        ("ParameterType", "ParameterType"),
-    ],
-)
+#: (entity, get query) pairs: every object of the entity is got with the query.
+GET_QUERIES = [
+    ("Dataset", "Dataset"),
+    ("Dataset", "Dataset INCLUDE 1"),
+    ("Dataset", "Dataset INCLUDE Datafile, DatafileParameter"),
+    ("Dataset", "Dataset ds INCLUDE ds.datafiles df, df.parameters p, p.type, ds.investigation"),
+    ("Investigation", "Investigation i INCLUDE i.datasets ds, ds.datafiles, i.facility"),
+    ("ParameterType", "ParameterType"),
+]
+
+
+@pytest.mark.parametrize(("entity", "query"), GET_QUERIES)
 def test_get_answers_are_the_bean_encoding(service: IcatService, entity: str, query: str) -> None:
     sid = service.login("simple", ROOT)
     for obj_id in service.search(sid, f"SELECT x.id FROM {entity} x").items:
@@ -262,7 +261,10 @@ def test_value_answers_are_unchanged(service: IcatService, query: str) -> None:
     assert service.search_xml(sid, query) == expected
 
 
-def test_objects_the_user_may_not_read_are_left_out_alike() -> None:
+@contextlib.contextmanager
+def reader_with_some_rules() -> Iterator[tuple[IcatService, str]]:
+    """(service, reader's session) of a catalogue filled by :func:`fill` where the reader may
+    read Datasets, DatasetTypes and the Datafiles named ``*-1.nxs`` only."""
     with_rules = LocalCatalogue(ServeConfig())  # a new database has no rules
     try:
         service = with_rules.service
@@ -282,7 +284,14 @@ def test_objects_the_user_may_not_read_are_left_out_alike() -> None:
                 ),
             ],
         )
-        sid = service.login("simple", READER)
+        yield service, service.login("simple", READER)
+    finally:
+        with_rules.sock.close()
+        with_rules.stop()
+
+
+def test_objects_the_user_may_not_read_are_left_out_alike() -> None:
+    with reader_with_some_rules() as (service, sid):
         for query in (
             "SELECT ds FROM Dataset ds INCLUDE ds.datafiles, ds.investigation, ds.type",
             "SELECT df FROM Datafile df INCLUDE df.dataset ds, ds.investigation",
@@ -298,9 +307,6 @@ def test_objects_the_user_may_not_read_are_left_out_alike() -> None:
                 service.profile, got, "return", "ns2"
             )
             assert len(got["datafiles"]) == 1 and "investigation" not in got
-    finally:
-        with_rules.sock.close()
-        with_rules.stop()
 
 
 def test_a_server_in_berlin_answers_in_its_offset_of_the_day() -> None:

@@ -14,7 +14,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description="Runs the connectivity, TLS, SOAP and session checks; exit 0 OK, "
         "1 WARNING, 2 CRITICAL, 3 UNKNOWN. Logs in with the default account (SV7_AUTH, "
         "SV7_USER, SV7_PASSWORD or sv7.toml [credentials]) and any --account ROLE=MECH/NAME "
-        "(password from SV7_PASSWORD_<ROLE> or --credentials).",
+        "(password from SV7_PASSWORD_<ROLE> or --credentials); without an account it is "
+        "UNKNOWN, unless --no-login asks for a connectivity-only probe.",
     )
     add_check_arguments(p)
 

@@ -51,8 +51,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="append",
         default=[],
         metavar="MECH=NAME",
-        help="friendly name getAuthenticatorInfo gives a mechanism (repeatable; default "
-        "simple=Simple, others none)",
+        help="friendly name getAuthenticatorInfo gives a mechanism (repeatable; default none, "
+        "as an ICAT without authn.<mech>.friendly)",
     )
     p.add_argument(
         "--example-data",

@@ -200,7 +200,7 @@ class _Decoder:
     def entity(self, name: str) -> Entity:
         entity = self.profile.entities.get(name)
         if entity is None:
-            raise IcatBadParameter(f"{name} is not an EntityBaseBean")
+            raise IcatBadParameter(f"{name} is not an ICAT entity")
         return entity
 
     def top(self, obj: Any) -> Bean:

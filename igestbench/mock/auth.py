@@ -88,9 +88,10 @@ def load_accounts(path: Path) -> list[Account]:
     return accounts
 
 
-#: Friendly names getAuthenticatorInfo gives, by mechanism, when none are configured; ICAT takes
-#: them from ``authn.<mnemonic>.friendly`` and sends none for a mechanism without one.
-DEFAULT_FRIENDLY_NAMES = (("simple", "Simple"),)
+#: Friendly names getAuthenticatorInfo gives, by mechanism, when none are configured (``sv7
+#: serve --friendly``). ICAT takes them from ``authn.<mnemonic>.friendly`` and sends none for a
+#: mechanism without one, as a real ICAT 6.2.0 deployed without it does (issue 20): none.
+DEFAULT_FRIENDLY_NAMES: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -87,7 +87,8 @@ class Request:
 class Response:
     status: int
     body: bytes
-    content_type: str = "text/xml; charset=utf-8"
+    #: None: no Content-Type header (ICAT's REST front sends none with a 204 or 501)
+    content_type: str | None = "text/xml; charset=utf-8"
     #: Close the connection without sending anything (fault injection).
     drop: bool = False
     headers: dict[str, str] = field(default_factory=dict)
@@ -281,19 +282,20 @@ class HttpProtocol(asyncio.Protocol):
             transport.abort()
             return
         close = request.headers.get("connection", "").lower() == "close"
-        head = [
-            f"HTTP/1.1 {response.status} {_REASONS.get(response.status, 'Unknown')}",
-            f"Content-Type: {response.content_type}",
-            f"Content-Length: {len(response.body)}",
-            "Server: sv7-local-catalogue",
-        ]
+        head = [f"HTTP/1.1 {response.status} {_REASONS.get(response.status, 'Unknown')}"]
+        if response.content_type is not None:
+            head.append(f"Content-Type: {response.content_type}")
+        # a HEAD answer has the headers of the GET answer, its Content-Length too, no body;
+        # a 204 has no Content-Length at all (RFC 9110 8.6, and so ICAT's REST front answers)
+        if response.status != 204:
+            head.append(f"Content-Length: {len(response.body)}")
+        head.append("Server: sv7-local-catalogue")
         head += [f"{k}: {v}" for k, v in response.headers.items()]
         if close:
             head.append("Connection: close")
+        body = b"" if request.method == "HEAD" else response.body
         # two buffers, not one: joining them would copy a large answer once more
-        transport.writelines(
-            (("\r\n".join(head) + "\r\n\r\n").encode("latin-1"), response.body)
-        )
+        transport.writelines((("\r\n".join(head) + "\r\n\r\n").encode("latin-1"), body))
         if close:
             self.closing = True
             transport.close()

@@ -8,15 +8,16 @@ many-to-one, ``WHERE parent_id IN (…)`` for one-to-many), never one per row.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from igestbench.icat.beans import Bean
 from igestbench.icat.faults import IcatInsufficientPrivileges, IcatNoSuchObject, IcatValidation
 from igestbench.icat.schema import BASE_FIELDS, Entity, Field, Profile, RelType
-from igestbench.mock import row_xml, tables
+from igestbench.mock import row_json, row_xml, tables
 from igestbench.mock.jpql import CompiledSearch, IncludeNode, compile_get, compile_search
 from igestbench.mock.store import Store
 
@@ -39,6 +40,45 @@ Build = Callable[
 ]
 
 _CHUNK = 5000  # ids per IN (…) list, well under SQLite's bound-parameter limit
+
+
+class RowTextEncoder(Protocol):
+    """What :mod:`row_xml` and :mod:`row_json` make per entity: rows → answer text."""
+
+    attribute_columns: int
+
+    def rows_text(self, rows: Iterable[Row]) -> str: ...
+
+    def returns(self, rows: Sequence[Row], ones: row_xml.Ones, manys: row_xml.Manys) -> str: ...
+
+    def bodies(
+        self, rows: Sequence[Row], ones: row_xml.Ones, manys: row_xml.Manys
+    ) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class Codec:
+    """One way of writing answers from rows: ICAT's SOAP XML or its REST JSON."""
+
+    row_encoder: Callable[[Profile, str, dt.tzinfo], RowTextEncoder]
+    #: a search for values (the result with dates in the server's zone) → answer text
+    values: Callable[[Profile, SearchResult, dt.tzinfo], str]
+    #: the text of an entity search's elements → answer text
+    entities: Callable[[str], str]
+
+
+XML = Codec(
+    row_xml.row_encoder,
+    lambda profile, r, zone: row_xml.encode_values(r.items, r.value_types, r.multi),
+    lambda text: text,
+)
+JSON = Codec(
+    row_json.row_encoder,
+    lambda profile, r, zone: row_json.encode_values(
+        profile, r.items, r.value_types, r.multi, r.empty_aggregates, zone
+    ),
+    lambda text: "[" + text + "]",
+)
 
 
 @dataclass(frozen=True)
@@ -78,7 +118,15 @@ class Reader:
         return SearchResult(_beans(self.profile, entity, rows, ones, manys))
 
     def search_xml(self, user: str, query: str, restrict: Restrictions) -> str:
-        """The ``return`` elements of ICAT's search answer, as text (the body of searchResponse).
+        """The ``return`` elements of ICAT's search answer, as text (the body of searchResponse)."""
+        return self._search_text(user, query, restrict, XML)
+
+    def search_json(self, user: str, query: str, restrict: Restrictions) -> str:
+        """ICAT's REST search answer (a JSON array), as text."""
+        return self._search_text(user, query, restrict, JSON)
+
+    def _search_text(self, user: str, query: str, restrict: Restrictions, codec: Codec) -> str:
+        """A search answer written from the rows by ``codec``, with no Bean per row.
 
         Without INCLUDE, the many-to-one ids are not fetched (nothing of them is written).
         """
@@ -86,19 +134,20 @@ class Reader:
         if compiled.kind == "entity" and not compiled.includes and not compiled.include_all_ones:
             assert compiled.entity is not None
             entity = self.profile.entity(compiled.entity)
-            encoder = row_xml.row_encoder(self.profile, entity.name, self.zone)
+            encoder = codec.row_encoder(self.profile, entity.name, self.zone)
             select = tables.select_list(entity, compiled.alias)
             columns = select.split(", ")[: encoder.attribute_columns]
             sql = compiled.sql.replace(select, ", ".join(columns), 1)
             rows = self.store.conn.execute(sql, compiled.params).fetchmany(self.max_entities + 1)
             self._check_size(len(rows))
-            return encoder.rows_text(rows)
+            return codec.entities(encoder.rows_text(rows))
         cursor = self.store.conn.execute(compiled.sql, compiled.params)
         if compiled.kind == "values":
-            result = self._values(compiled, cursor, self.zone)
-            return row_xml.encode_values(result.items, result.value_types, result.multi)
-        entity, rows, ones, manys = self._entities(compiled, cursor, restrict, self._xml_bodies)
-        return row_xml.row_encoder(self.profile, entity.name, self.zone).returns(rows, ones, manys)
+            return codec.values(self.profile, self._values(compiled, cursor, self.zone), self.zone)
+        build = functools.partial(self._bodies, codec)
+        entity, rows, ones, manys = self._entities(compiled, cursor, restrict, build)
+        encoder = codec.row_encoder(self.profile, entity.name, self.zone)
+        return codec.entities(encoder.returns(rows, ones, manys))
 
     def get(self, user: str, query: str, obj_id: int, restrict: Restrictions) -> Bean:
         entity, row, ones, manys = self._get(user, query, obj_id, restrict, _beans)
@@ -106,18 +155,30 @@ class Reader:
 
     def get_xml(self, user: str, query: str, obj_id: int, restrict: Restrictions) -> str:
         """The ``return`` element of ICAT's get answer, as text (the body of getResponse)."""
-        entity, row, ones, manys = self._get(user, query, obj_id, restrict, self._xml_bodies)
-        return row_xml.row_encoder(self.profile, entity.name, self.zone).returns([row], ones, manys)
+        return self._get_text(user, query, obj_id, restrict, XML)
 
-    def _xml_bodies(
+    def get_json(self, user: str, query: str, obj_id: int, restrict: Restrictions) -> str:
+        """ICAT's REST get answer (``{"Dataset":{…}}``), as text."""
+        return self._get_text(user, query, obj_id, restrict, JSON)
+
+    def _get_text(
+        self, user: str, query: str, obj_id: int, restrict: Restrictions, codec: Codec
+    ) -> str:
+        build = functools.partial(self._bodies, codec)
+        entity, row, ones, manys = self._get(user, query, obj_id, restrict, build)
+        encoder = codec.row_encoder(self.profile, entity.name, self.zone)
+        return encoder.returns([row], ones, manys)
+
+    def _bodies(
         self,
+        codec: Codec,
         profile: Profile,
         entity: Entity,
         rows: Sequence[Row],
         ones: row_xml.Ones,
         manys: row_xml.Manys,
     ) -> list[str]:
-        return row_xml.row_encoder(profile, entity.name, self.zone).bodies(rows, ones, manys)
+        return codec.row_encoder(profile, entity.name, self.zone).bodies(rows, ones, manys)
 
     def _get(
         self, user: str, query: str, obj_id: int, restrict: Restrictions, build: Build[T]

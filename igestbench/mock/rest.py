@@ -10,12 +10,14 @@ What icat.server 6.2.0's ``ICATRest`` serves: ``version``, ``properties``, ``ses
   type carries (IcatExceptionMapper): BAD_PARAMETER 400, SESSION and INSUFFICIENT_PRIVILEGES
   403, NO_SUCH_OBJECT_FOUND 404, OBJECT_ALREADY_EXISTS and VALIDATION 412, INTERNAL 500,
   NOT_IMPLEMENTED 501; ``offset`` only when it is not negative;
-* a path ICAT does not serve is NOT_IMPLEMENTED (NotFoundExceptionMapper), as is a query
-  parameter Jersey cannot convert (an ``id`` that is not a number); any other exception,
-  a method the path does not allow included, is INTERNAL with the Java class in the message
-  (ThrowableExceptionMapper);
-* a void method answers 204 without body; every answer carries the CORS headers of
-  CORSResponseFilter.
+* a path ICAT does not serve is NOT_IMPLEMENTED (NotFoundExceptionMapper), without a
+  Content-Type; any other exception — a method the path does not allow, a query parameter
+  Jersey cannot convert (an ``id`` that is no Java long), a form parameter of a body that is no
+  form — is INTERNAL with the Java class in the message (ThrowableExceptionMapper);
+* a void method answers 204 without body or Content-Type; HEAD answers GET's headers
+  (Content-Length included) without its body; OPTIONS answers the resource's WADL with its
+  own Allow list (:mod:`igestbench.mock.rest_routes`, the model of the routes); every answer
+  carries the CORS headers of CORSResponseFilter.
 
 ICAT 4.3 had no REST API: a catalogue of that profile answers 404 here, as its Glassfish did.
 """
@@ -24,8 +26,8 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs, unquote, unquote_to_bytes
 
@@ -38,9 +40,12 @@ from igestbench.icat.faults import (
     IcatNotImplemented,
     IcatSession,
 )
+from igestbench.mock import rest_routes
 from igestbench.mock.http import Request, Response
+from igestbench.mock.port import PortEndpoint
 from igestbench.mock.rest_write import write
 from igestbench.mock.service import IcatService
+from igestbench.mock.store import RunElsewhere
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +68,28 @@ STATUS_OF: dict[IcatExceptionType, int] = {
     IcatExceptionType.NOT_IMPLEMENTED: 501,
 }
 _NOT_SERVED = "Operation not implemented by this ICAT server."
+_METHOD_NOT_ALLOWED = "class jakarta.ws.rs.NotAllowedException HTTP 405 Method Not Allowed"
+#: What Jersey answers a form parameter of a request whose body is not a form.
+_NOT_A_FORM = (
+    "class java.lang.IllegalStateException The @FormParam is utilized when the content type "
+    "of the request entity is not application/x-www-form-urlencoded"
+)
+#: What Jersey answers a query parameter it cannot convert to the method's Java type.
+_NOT_A_LONG = (
+    "class org.glassfish.jersey.server.ParamException$QueryParamException HTTP 404 Not Found"
+)
+_JAVA_LONG = re.compile(r"[+-]?[0-9]+")
+#: What a real ICAT 6.2.0 answers JSON nested too deeply: Parsson's limit in a login, the EJB
+#: container's complaint in a write (fixtures/icat-6.2/exchanges/rest-*-deep*.json).
+_TOO_DEEP = "class java.lang.RuntimeException Input is too deeply nested 1,000"
+_NO_KEY = (
+    'class java.lang.NullPointerException Cannot invoke "String.equals(Object)" because "key" '
+    "is null"
+)
+_TOO_DEEP_WRITE = (
+    "class jakarta.ejb.EJBException Stateless SessionBean method returned without completing "
+    "transaction"
+)
 #: A JSON string (what may hold braces that open no object).
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 
@@ -109,6 +136,7 @@ class RestEndpoint:
         self.profile = service.profile
         self.zone = service.zone
         self.serves = service.profile.name != "4.3"
+        self.port = PortEndpoint(service)
 
     def handle(self, request: Request, inline_s: float | None = None) -> Response:
         """The answer to one request; ``inline_s``: on the event loop (see Store.time_budget).
@@ -119,62 +147,68 @@ class RestEndpoint:
         if not self.serves:
             return Response(404, b"Not Found", "text/plain; charset=utf-8")
         parts = [unquote(p) for p in request.path[len(REST_PREFIX) :].strip("/").split("/")]
+        routes = rest_routes.routes_of(parts)
+        if not routes:  # Jersey's 404, which NotFoundExceptionMapper answers without a type
+            response = error_response(IcatNotImplemented(_NOT_SERVED))
+            response.content_type = None
+            return response
+        if request.method == "OPTIONS":
+            return self._options(request, parts, routes)
+        if parts == ["port"]:  # ICAT's export and import: files, not JSON (mock/port.py)
+            return self._port(request, routes, inline_s)
         try:
-            if request.method == "OPTIONS":
-                allow = "GET, POST, DELETE, PUT, OPTIONS, HEAD"
-                return Response(200, b"", "text/plain", headers={**CORS_HEADERS, "Allow": allow})
-            route = self._route(request.method, parts)
-            if route is None:
-                raise IcatNotImplemented(_NOT_SERVED)
+            route = self._route(request.method, routes)
             with self.service.time_budget(inline_s):
-                status, answer = route(request, parts)
+                status, answer = getattr(self, route.handler)(request, parts)
         except IcatError as exc:
+            if exc.fault_type is IcatExceptionType.INTERNAL:  # one line, never a traceback
+                log.warning(
+                    "REST %s %s: INTERNAL %.200s", request.method, request.path, exc.message
+                )
             return error_response(exc)
         except _MethodNotAllowed:
-            error = IcatInternal(
-                "class jakarta.ws.rs.NotAllowedException HTTP 405 Method Not Allowed"
-            )
-            return error_response(error)
+            return error_response(IcatInternal(_METHOD_NOT_ALLOWED))
         except Exception:
             # what icat.server did not foresee is INTERNAL (ThrowableExceptionMapper)
             log.exception("internal error while answering a REST request")
             return error_response(IcatInternal("internal error of the local catalogue"))
-        if status == 204 or request.method == "HEAD":  # HEAD: the headers of GET, no body
-            return Response(status, b"", JSON, headers=dict(CORS_HEADERS))
-        return Response(status, _dumps(answer), JSON, headers=dict(CORS_HEADERS))
+        if status == 204:  # a void method: no body, no type
+            return Response(status, b"", None, headers=dict(CORS_HEADERS))
+        # HEAD: the answer of GET, whose body the HTTP layer leaves out (Content-Length stays)
+        body = answer if isinstance(answer, bytes) else _dumps(answer)
+        return Response(status, body, JSON, headers=dict(CORS_HEADERS))
 
     # --- routing -------------------------------------------------------------------------
 
-    def _route(
-        self, method: str, parts: list[str]
-    ) -> Callable[[Request, list[str]], tuple[int, Any]] | None:
-        head, n = parts[0], len(parts)
-        table: dict[str, Callable[[Request, list[str]], tuple[int, Any]]] = {}
-        if n == 1 and head == "version":
-            table = {"GET": self._version}
-        elif n == 1 and head == "properties":
-            table = {"GET": self._properties}
-        elif n == 1 and head == "session":
-            table = {"POST": self._login}
-        elif n == 2 and head == "session":
-            table = {"GET": self._session, "PUT": self._refresh, "DELETE": self._logout}
-        elif n == 1 and head == "entityManager":
-            table = {"GET": self._search, "POST": self._write, "DELETE": self._delete}
-        elif n in (2, 3) and head == "user":
-            table = {"GET": self._logged_in}
-        else:
-            return None
-        if method == "HEAD" and "GET" in table:
-            method = "GET"
-        if method not in table:
-            raise _MethodNotAllowed
-        return table[method]
+    @staticmethod
+    def _route(method: str, routes: list[rest_routes.Route]) -> rest_routes.Route:
+        """The route of ``method`` among a path's routes (HEAD is answered as GET)."""
+        for route in routes:
+            if route.method == method or (method == "HEAD" and route.method == "GET"):
+                return route
+        raise _MethodNotAllowed
+
+    @staticmethod
+    def _options(request: Request, parts: list[str], routes: list[rest_routes.Route]) -> Response:
+        """Jersey's answer to OPTIONS: the resource's WADL and its own Allow list."""
+        host = request.headers.get("host") or "localhost"
+        base = f"{request.scheme}://{host}{REST_PREFIX}"
+        headers = {
+            "Allow": rest_routes.allow(routes),
+            "Last-modified": rest_routes.last_modified(),
+            **CORS_HEADERS,
+        }
+        body = rest_routes.wadl(base, "/".join(parts), routes)
+        return Response(200, body, rest_routes.WADL, headers=headers)
 
     @staticmethod
     def _query(request: Request) -> _Params:
         return _Params(request.query)
 
     def _form(self, request: Request) -> _Params:
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != rest_routes.FORM:
+            raise IcatInternal(_NOT_A_FORM)  # Jersey's, before ICAT sees the request
         body = request.body
         # an object takes at least 2 bytes ("{}"): only a large body can exceed the budget,
         # and it is refused before any of it is parsed
@@ -209,18 +243,24 @@ class RestEndpoint:
             "maxEntities": self.service.max_entities,
             "lifetimeMinutes": int(minutes) if minutes == int(minutes) else minutes,
             "authenticators": authenticators,
-            # a Payara is Glassfish-like to icat.utils' ContainerGetter
-            "containerType": "GLASSFISH",
+            # as a real ICAT 6.2.0 on Payara 6 names it (icat.utils' ContainerGetter)
+            "containerType": "Glassfish",
         }
 
     def _login(self, request: Request, parts: list[str]) -> tuple[int, Any]:
         text = self._form(request).get("json")
         if text is None:
             raise IcatBadParameter("json must not be null")
+        if text.lstrip()[:1] in ('"', "["):
+            # ICAT reads the login as a stream of events and asks the key of the first string
+            # or array: at the top level there is none (a NullPointerException, however deep)
+            raise IcatInternal(_NO_KEY)
         try:
             spec = json.loads(text)
         except ValueError as exc:
             raise IcatInternal(f"class jakarta.json.stream.JsonParsingException {exc}") from None
+        except RecursionError:  # deeper than Python's stack: what Parsson says past 1,000
+            raise IcatInternal(_TOO_DEEP) from None
         plugin = spec.get("plugin") if isinstance(spec, dict) else None
         credentials: dict[str, str] = {}
         listed = spec.get("credentials") if isinstance(spec, dict) else None
@@ -258,22 +298,17 @@ class RestEndpoint:
         query, id_text, sid = params.get("query"), params.get("id"), params.get("sessionId")
         obj_id: int | None = None
         if id_text is not None:
-            try:
-                obj_id = int(id_text)
-            except ValueError:
-                raise IcatNotImplemented(_NOT_SERVED) from None  # Jersey: 404 → the mapper
+            # Jersey converts it to a Java long; anything else (10**30 too) is its
+            # QueryParamException, which ThrowableExceptionMapper answers as INTERNAL
+            if not _JAVA_LONG.fullmatch(id_text) or not -(2**63) <= int(id_text) < 2**63:
+                raise IcatInternal(_NOT_A_LONG)
+            obj_id = int(id_text)
         if query is None:
             raise IcatBadParameter("query is not set")
+        # rows straight to JSON text (row_json), as the SOAP face writes rows to XML
         if obj_id is not None:
-            bean = self.service.get(sid, query, obj_id)
-            return 200, rest_json.bean_json(self.profile, bean, self.zone)
-        result = self.service.search(sid, query)
-        entities = not result.value_types
-        items = list(result.items)
-        if result.empty_aggregates:  # JPA's one row of nulls, which ICAT writes as null
-            empty = tuple(None for _ in result.value_types) if result.multi else None
-            items += [empty] * result.empty_aggregates
-        return 200, rest_json.search_json(self.profile, items, entities, result.multi, self.zone)
+            return 200, self.service.get_json(sid, query, obj_id).encode("utf-8")
+        return 200, self.service.search_json(sid, query).encode("utf-8")
 
     def _write(self, request: Request, parts: list[str]) -> tuple[int, Any]:
         form = self._form(request)
@@ -308,7 +343,7 @@ class RestEndpoint:
             )
         ((name, body),) = item.items()
         if name not in self.profile.entities:
-            raise IcatBadParameter(f"{name} is not an EntityBaseBean", offset)
+            raise IcatBadParameter(f"{name} is not an ICAT entity")  # ICAT: no offset here
         if not isinstance(body, dict) or set(body) - {"id"}:
             raise IcatBadParameter(
                 f"entity must have only the id value specified in json {text}", offset
@@ -323,5 +358,45 @@ class RestEndpoint:
     def _json(text: str, offset: int = -1) -> Any:
         try:
             return json.loads(text)
-        except (ValueError, RecursionError) as exc:
+        except ValueError as exc:
             raise IcatBadParameter(f"{exc} in json {text}", offset) from None
+        except RecursionError:  # what a real ICAT 6.2.0 answers a 100,000-deep write
+            raise IcatInternal(_TOO_DEEP_WRITE) from None
+
+    # --- port: ICAT's export (GET) and import (POST) -------------------------------------
+
+    def _port(
+        self, request: Request, routes: list[rest_routes.Route], inline_s: float | None
+    ) -> Response:
+        """``/icat/port``: an export file, or 204. Its faults are JSON typed ``text/plain``,
+        Jersey's choice for ICAT's exception mapper here, but those Jersey raises itself (405,
+        415) have no type (seen on a real 6.2.0)."""
+        if inline_s is not None:
+            raise RunElsewhere  # bulk work: in a worker thread, never on the event loop
+        try:
+            route = self._route(request.method, routes)
+            # SQLite's errors as ICAT faults; each statement has its own budget (mock/port_*)
+            with self.service.store.time_budget(math.inf):
+                answer: Response | None = getattr(self, route.handler)(request)
+        except _MethodNotAllowed:
+            response = error_response(IcatInternal(_METHOD_NOT_ALLOWED))
+            response.content_type = None
+            return response
+        except IcatError as exc:
+            response = error_response(exc)
+            jersey = exc.message.startswith("class jakarta.ws.rs.")
+            response.content_type = None if jersey else "text/plain"
+            return response
+        except Exception:
+            log.exception("internal error while answering a REST request")
+            return error_response(IcatInternal("internal error of the local catalogue"))
+        if answer is None:  # a void method, or nothing to export
+            return Response(204, b"", None, headers=dict(CORS_HEADERS))
+        answer.headers = {**CORS_HEADERS, **answer.headers}
+        return answer  # HEAD: the HTTP layer leaves the body out
+
+    def _export(self, request: Request) -> Response | None:
+        return self.port.export(self._query(request).get("json"))
+
+    def _import(self, request: Request) -> None:
+        self.port.import_(request.headers.get("content-type"), request.body)

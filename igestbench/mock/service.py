@@ -18,7 +18,7 @@ from igestbench.icat.faults import (
 from igestbench.icat.schema import Entity, Profile
 from igestbench.mock.auth import AuthenticatorInfo, Authenticators, Sessions
 from igestbench.mock.authz import Authorizer
-from igestbench.mock.reader import Reader, SearchResult
+from igestbench.mock.reader import Reader, Restrictions, SearchResult
 from igestbench.mock.store import AccessCheck, Store
 
 
@@ -147,34 +147,40 @@ class IcatService:
 
     # --- reads ---------------------------------------------------------------------------
 
-    def search(self, sid: str | None, query: str | None) -> SearchResult:
+    def _reading(self, sid: str | None, query: str | None) -> tuple[str, str, Restrictions]:
+        """The user of ``sid``, the query (ICAT refuses an empty one) and what the user may read."""
         user = self.sessions.user(sid)
         if not query:
             raise IcatBadParameter("query must not be empty")
-        return self.reader.search(user, query, self.authz.read_restrictions(user))
+        return user, query, self.authz.read_restrictions(user)
+
+    def search(self, sid: str | None, query: str | None) -> SearchResult:
+        return self.reader.search(*self._reading(sid, query))
 
     def search_xml(self, sid: str | None, query: str | None) -> str:
         """What :meth:`search` finds, as the ``return`` elements of ICAT's searchResponse.
 
         The SOAP face answers with this: rows go straight to XML text, with no Bean per row.
         """
-        user = self.sessions.user(sid)
-        if not query:
-            raise IcatBadParameter("query must not be empty")
-        return self.reader.search_xml(user, query, self.authz.read_restrictions(user))
+        return self.reader.search_xml(*self._reading(sid, query))
+
+    def search_json(self, sid: str | None, query: str | None) -> str:
+        """What :meth:`search` finds, as ICAT's REST answer (a JSON array), from the rows."""
+        return self.reader.search_json(*self._reading(sid, query))
 
     def get(self, sid: str | None, query: str | None, primary_key: int) -> Bean:
-        user = self.sessions.user(sid)
-        if not query:
-            raise IcatBadParameter("query must not be empty")
-        return self.reader.get(user, query, primary_key, self.authz.read_restrictions(user))
+        user, text, restrict = self._reading(sid, query)
+        return self.reader.get(user, text, primary_key, restrict)
 
     def get_xml(self, sid: str | None, query: str | None, primary_key: int) -> str:
         """What :meth:`get` finds, as the ``return`` element of ICAT's getResponse."""
-        user = self.sessions.user(sid)
-        if not query:
-            raise IcatBadParameter("query must not be empty")
-        return self.reader.get_xml(user, query, primary_key, self.authz.read_restrictions(user))
+        user, text, restrict = self._reading(sid, query)
+        return self.reader.get_xml(user, text, primary_key, restrict)
+
+    def get_json(self, sid: str | None, query: str | None, primary_key: int) -> str:
+        """What :meth:`get` finds, as ICAT's REST answer (``{"Dataset":{…}}``), from the rows."""
+        user, text, restrict = self._reading(sid, query)
+        return self.reader.get_json(user, text, primary_key, restrict)
 
     def is_access_allowed(self, sid: str | None, bean: Bean, access: str) -> bool:
         user = self.sessions.user(sid)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import re
 import sqlite3
 import tempfile
 import threading
@@ -468,6 +469,14 @@ def _check_applicable(entity: Entity, parameter_type: Any) -> None:
         )
 
 
+#: A character XML 1.0 forbids (outside its Char production): control characters but tab, LF
+#: and CR, lone surrogates, U+FFFE and U+FFFF. A real ICAT 6.2.0 stores them when written over
+#: REST and then sends them raw in SOAP answers that no XML parser reads (its SOAP front
+#: refuses them on the way in, as ours does); the local catalogue refuses them at write time,
+#: over both interfaces, so that every answer stays well-formed (issue 18).
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
 def _check_value(entity: Entity, f: Field, value: Any) -> None:
     if f.type == "String":
         if not isinstance(value, str):
@@ -475,6 +484,12 @@ def _check_value(entity: Entity, f: Field, value: Any) -> None:
         limit = f.string_length or 255
         if len(value) > limit:
             raise IcatValidation(f"{entity.name}: {f.name} cannot have length > {limit}")
+        bad = _NOT_XML.search(value)
+        if bad is not None:
+            raise IcatBadParameter(
+                f"{entity.name}: {f.name} holds U+{ord(bad.group()):04X} at position "
+                f"{bad.start()}, a character XML 1.0 does not allow: no SOAP answer could carry it"
+            )
     elif f.type in ENUMERATIONS and value not in ENUMERATIONS[f.type]:
         allowed = ", ".join(ENUMERATIONS[f.type])
         raise IcatBadParameter(f"{entity.name}: {f.name} must be one of {allowed}, not {value!r}")

@@ -127,7 +127,9 @@ def write_csv(report: Report, directory: Path) -> list[Path]:
          for t in report.interfaces for row in t.rows
          for col, cell in zip(t.columns, row.cells, strict=True)),
     ))
-    fields = list(report.benchmarks[0].__dataclass_fields__) if report.benchmarks else ["site"]
+    # the row's figures as numbers (the registry's values); their texts are on the page
+    fields = [f for f in report.benchmarks[0].__dataclass_fields__ if f != "figures"] \
+        if report.benchmarks else ["site"]
     written.append(_write(directory / "benchmarks.csv", fields,
                           ([getattr(row, f) for f in fields] for row in report.benchmarks)))
     return written

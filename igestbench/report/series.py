@@ -14,20 +14,21 @@ from typing import Any
 
 from igestbench.results.campaign import CampaignRun
 from igestbench.results.campaign_file import CampaignSite, CampaignTarget
-from igestbench.results.workloads import UNIT_OPS
+from igestbench.results.figures import (
+    MEAN,
+    MEASURES,
+    RATE,
+    RowIndex,
+    summary_rows,
+)
 
 #: The workloads in the order the runner runs them.
-WORKLOADS = tuple(UNIT_OPS)
+WORKLOADS = tuple(dict.fromkeys(m.workload for m in MEASURES))
+#: The measure each workload's scaling panels draw: one per workload (burst: createMany, how
+#: ingestion scales; its create rate is in the tables), so a chart keeps its eight panels.
+CHARTED = tuple(m for m in MEASURES if m.name in ("", "createMany"))
 #: CPU use above which the sampler counts a client as saturated.
 SATURATED_PERCENT = 90.0
-#: What each workload's throughput counts and its latency is per: (things, one thing).
-COUNTED = {
-    "full-cycle": ("NeXus files ingested", "file"),
-    "single-query": ("queries", "query"),
-    "burst": ("Datafiles", "create call"),
-    "multi-query": ("result sets", "result set"),
-}
-
 
 @dataclass(frozen=True)
 class Series:
@@ -66,63 +67,44 @@ def _by_site(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite]) -> list
     return sorted(runs, key=lambda r: rank.get(r.site, len(rank)))
 
 
-def _mean_latency(entry: Mapping[str, Any], workload: str) -> float | None:
-    ops = [op for name, op in entry.get("ops", {}).items() if name in UNIT_OPS[workload]
-           and isinstance(op.get("mean_ms"), int | float) and op.get("ok")]
-    calls = sum(op["ok"] for op in ops)
-    return sum(op["mean_ms"] * op["ok"] for op in ops) / calls if calls else None
-
-
-def failed(entry: Mapping[str, Any], workload: str) -> bool:
-    """The entry measured nothing: no call of its unit of work succeeded (the run stopped)."""
-    return not any(isinstance(op, dict) and op.get("ok") for name, op
-                   in entry.get("ops", {}).items() if name in UNIT_OPS[workload])
-
-
-def _throughput(entry: Mapping[str, Any], workload: str) -> float | None:
-    """Things per second; never 0 for a level whose workers failed: that is no measurement."""
-    if failed(entry, workload):
-        return None
-    if workload == "burst":  # a createMany call makes a batch of Datafiles, not one
-        ops, wall = entry.get("ops", {}), entry.get("wall_s")
-        batch = (entry.get("checks") or {}).get("batch_size")
-        batch = batch if isinstance(batch, int) else 1
-        if isinstance(wall, int | float) and wall > 0:
-            made = sum((ops.get(name) or {}).get("ok", 0) * size
-                       for name, size in (("burst/create", 1), ("burst/createMany", batch)))
-            return float(made) / wall
-    value = entry.get("throughput_per_s")
-    return float(value) if isinstance(value, int | float) else None
-
-
 def _label(run: CampaignRun, flavour: str) -> str:
     """A line's name in the key: site and flavour, and whether its figures are a quick tour's."""
     return f"{run.site} · {flavour}" + (" (quick tour)" if run.quick else "")
 
 
 def scaling_panels(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite]) -> tuple[Panel, ...]:
-    """Two panels per workload: throughput and mean latency against clients."""
+    """Two panels per workload (:data:`CHARTED`: burst by its createMany batches): its rate
+    and mean latency against clients, as the registry of figures gives them
+    (results/figures.py), never 0 for a level whose workers failed (that is no measurement)."""
     panels = []
-    for workload in WORKLOADS:
-        lines: dict[str, list[Mapping[str, Any]]] = {}
-        for run in _by_site(runs, sites):
+    indexed = [(run, RowIndex(summary_rows(run.result))) for run in _by_site(runs, sites)]
+    for measure in CHARTED:
+        lines: dict[str, list[tuple[float, float | None, float | None]]] = {}
+        for run, index in indexed:
             for entry in run.result.benchmarks:
-                if entry["workload"] == workload and isinstance(entry.get("concurrency"), int):
-                    lines.setdefault(_label(run, str(entry["flavour"])), []).append(entry)
+                level = entry.get("concurrency")
+                if entry["workload"] != measure.workload or not isinstance(level, int):
+                    continue
+                interface = str(entry.get("interface") or "soap")
+                flavour = str(entry["flavour"])
+                rate = index.get(measure.workload, interface, flavour, level,
+                                 measure.metric(RATE))
+                mean = index.get(measure.workload, interface, flavour, level,
+                                 measure.metric(MEAN))
+                lines.setdefault(_label(run, flavour), []).append(
+                    (float(level), rate.value if rate else None, mean.value if mean else None))
         if not lines:
             continue
-        ordered = {label: sorted(es, key=lambda e: e["concurrency"]) for label, es in lines.items()}
-        throughput = tuple(Series(label, tuple(float(e["concurrency"]) for e in es),
-                                  tuple(_throughput(e, workload) for e in es))
-                           for label, es in ordered.items())
-        latency = tuple(Series(label, tuple(float(e["concurrency"]) for e in es),
-                               tuple(_mean_latency(e, workload) for e in es))
-                        for label, es in ordered.items())
-        things, one = COUNTED[workload]
+        ordered = {label: sorted(points) for label, points in lines.items()}
+        rates = tuple(Series(label, tuple(p[0] for p in ps), tuple(p[1] for p in ps))
+                      for label, ps in ordered.items())
+        means = tuple(Series(label, tuple(p[0] for p in ps), tuple(p[2] for p in ps))
+                      for label, ps in ordered.items())
+        name = f"{measure.workload} {measure.name}" if measure.name else measure.workload
         note = "no data: every run of it failed"
-        panels.append(Panel(f"{workload}: throughput", "clients", f"{things}/s", throughput,
+        panels.append(Panel(f"{name}: rate", "clients", measure.unit, rates,
                             ticks_at_data=True, empty_note=note))
-        panels.append(Panel(f"{workload}: mean latency", "clients", f"ms per {one}", latency,
+        panels.append(Panel(f"{name}: mean latency", "clients", "ms per call", means,
                             ticks_at_data=True, empty_note=note))
     return tuple(panels)
 
@@ -154,11 +136,11 @@ def sweep_panels(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite]) -> 
     if not achieved:
         return ()
     return (
-        Panel("achieved vs demanded", "demanded req/s", "responses/s", tuple(achieved),
-              diagonal=True),
-        Panel("latency (mean, 95 % CI)", "demanded req/s", "ms, from intended send",
+        Panel("achieved vs demanded", "demanded requests/s", "answered requests/s",
+              tuple(achieved), diagonal=True),
+        Panel("latency (mean, 95 % CI)", "demanded requests/s", "ms, from intended send",
               tuple(latency)),
-        Panel("errors per step", "demanded req/s", "failed requests", tuple(errors),
+        Panel("errors per step", "demanded requests/s", "failed requests", tuple(errors),
               counts=True),
     )
 

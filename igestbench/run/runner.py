@@ -30,15 +30,16 @@ from igestbench.measure.sampler import Sampler
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.nexus import generate_run
 from igestbench.results import ResultWriter
+from igestbench.results.figures import entry_figures
 from igestbench.results.format import BUILT_IN_TARGET
-from igestbench.results.workloads import UNIT_OPS
 from igestbench.run import interfaces
 from igestbench.run.benchmarks import benchmark_entry
 from igestbench.run.cleanup import RunJournal
 from igestbench.run.outage import OutageNotes, describe, merge_outages
 from igestbench.run.probe import host_facts, probe_facts, probe_summary, target_of
-from igestbench.run.progress import Progress
+from igestbench.run.progress import LiveFigures, Progress
 from igestbench.run.stopping import StopState, stop_signals
+from igestbench.run.summary import phase_line
 from igestbench.run.thresholds import evaluate, parse_threshold
 from igestbench.run.workers import WORKLOADS, WorkerSpec, run_workers
 from igestbench.workloads import RunTag
@@ -332,8 +333,10 @@ class Runner:
                     outage_wait=config.outage_wait,
                 )
             )
-        unit = UNIT_OPS[workload][0] if workload == "full-cycle" else workload
-        self.progress.start(phase)
+        # the live figures as the registry defines them; a createMany makes a batch of the
+        # client's Datafiles (fewer when it has fewer)
+        live = LiveFigures(workload, level, {"batch_size": min(config.batch_size, config.files)})
+        self.progress.start(phase, figures=live)
 
         def watch(pids: list[int]) -> None:
             for pid in pids:
@@ -343,7 +346,7 @@ class Runner:
         with sampler.phase(phase) as series:
             run = run_workers(
                 specs,
-                on_records=lambda chunk: self.progress.records(chunk, unit),
+                on_records=lambda index, chunk: self.progress.records(chunk, worker=index),
                 on_start=watch,
                 on_outage=notes.seen,
             )
@@ -351,12 +354,12 @@ class Runner:
         for outage in outages:
             writer.append("outages", outage)
             writer.append("notes", describe(outage))
-        entry = benchmark_entry(workload, flavour, level, run, series.client_bound)
+        entry = benchmark_entry(workload, flavour, level, run,
+                                client_cpu=series.client_summary())
         if run.interrupted:
             raise KeyboardInterrupt
-        bad = len(entry["problems"]) + sum(o["count"] - o["ok"] for o in entry["ops"].values())
         down = f", {len(outages)} outage(s) of the target" if outages else ""
-        self.progress.finish(f"{entry['throughput_per_s']}/s, {bad} errors or problems{down}")
+        self.progress.finish(phase_line(entry_figures(entry)) + down)
         return entry
 
     # --- cleanup -------------------------------------------------------------------------

@@ -283,17 +283,18 @@ class WorkerRun:
 
 def run_workers(
     specs: Sequence[WorkerSpec],
-    on_records: Callable[[list[TimingRecord]], None] | None = None,
+    on_records: Callable[[int, list[TimingRecord]], None] | None = None,
     deadline_s: float = 3600.0,
     on_start: Callable[[list[int]], None] | None = None,
     on_outage: Callable[[int, Outage], None] | None = None,
 ) -> WorkerRun:
     """Start one process per spec on a common barrier; collect records until all are done.
 
-    ``on_start`` gets the workers' process ids (the sampler watches their CPU), ``on_outage``
-    each outage report (worker index, outage) as it arrives. A ``KeyboardInterrupt`` (a stop
-    signal, see stopping.py) at any moment — also while the workers start — stops the workers,
-    waits :data:`STOP_GRACE_S` at most for what they have, and returns with ``interrupted``.
+    ``on_records`` gets (worker index, records) for each chunk as it arrives, ``on_start`` the
+    workers' process ids (the sampler watches their CPU), ``on_outage`` each outage report
+    (worker index, outage) as it arrives. A ``KeyboardInterrupt`` (a stop signal, see
+    stopping.py) at any moment — also while the workers start — stops the workers, waits
+    :data:`STOP_GRACE_S` at most for what they have, and returns with ``interrupted``.
     """
     mp = multiprocessing.get_context("spawn")  # the parent may hold threads (local catalogue)
     with starting_a_process():  # the first semaphore starts multiprocessing's resource tracker
@@ -350,7 +351,7 @@ def _collect(
     run: WorkerRun,
     out: multiprocessing.Queue[Any],
     expected: int,
-    on_records: Callable[[list[TimingRecord]], None] | None,
+    on_records: Callable[[int, list[TimingRecord]], None] | None,
     on_outage: Callable[[int, Outage], None] | None,
     deadline: float,
     processes: Sequence[multiprocessing.process.BaseProcess] = (),
@@ -368,7 +369,7 @@ def _collect(
         if kind == "records":
             run.by_worker.setdefault(index, []).extend(payload)
             if on_records is not None:
-                on_records(payload)
+                on_records(index, payload)
         elif kind == "outage":
             run.outage_reports[(index, payload.start_ns)] = payload
             if on_outage is not None:

@@ -71,7 +71,7 @@ def rewrite(profile: Profile, q: s.ConciseQuery) -> tuple[s.SelectQuery, include
 def _entity(profile: Profile, name: s.Path) -> Entity:
     found = profile.entities.get(name.text)
     if found is None:
-        raise IcatBadParameter(f"{name.text} is not an EntityBaseBean ({name.where()})")
+        raise IcatBadParameter(f"{name.text} is not an ICAT entity")
     return found
 
 

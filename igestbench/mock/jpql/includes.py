@@ -90,9 +90,7 @@ def from_entity_names(profile: Profile, entity: Entity, include: Include | None)
     for item in include.items:
         name = item.path.text
         if item.alias is not None or name not in profile.entities:
-            raise IcatBadParameter(
-                f"{name} is not an EntityBaseBean ({item.path.where()} in the INCLUDE list)"
-            )
+            raise IcatBadParameter(f"{name} is not an ICAT entity")  # as ICAT says it
         wanted.add(name)
     reached = {entity.name}
     root = _Tree(entity)

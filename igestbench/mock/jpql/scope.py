@@ -61,7 +61,7 @@ class Scope:
     def entity(self, name: Path, message: str | None = None) -> Entity:
         found = self.profile.entities.get(name.text)
         if found is None:
-            raise IcatBadParameter(message or f"{name.text} is not an EntityBaseBean")
+            raise IcatBadParameter(message or f"{name.text} is not an ICAT entity")
         return found
 
     def declare(self, variable: Path, entity: Entity) -> Node:
