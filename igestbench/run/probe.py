@@ -57,8 +57,14 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def round_trip(host: str, port: int, samples: int = RTT_SAMPLES) -> dict[str, Any]:
-    """RTT samples in ms, by ICMP if permitted, else by TCP connect; ``method`` says which."""
+def round_trip(
+    host: str, port: int, samples: int = RTT_SAMPLES, timeout: float = 5.0
+) -> dict[str, Any]:
+    """RTT samples in ms, by ICMP if permitted, else by TCP connect; ``method`` says which.
+
+    A TCP connect that times out ends the sampling: a firewall that drops the packets would
+    make every sample wait as long (``timeout`` each).
+    """
     for privileged in (False, True):
         if privileged and os.geteuid() != 0:
             break
@@ -75,8 +81,10 @@ def round_trip(host: str, port: int, samples: int = RTT_SAMPLES) -> dict[str, An
     for _ in range(samples):
         start = time.perf_counter()
         try:
-            with socket.create_connection((host, port), timeout=5):
+            with socket.create_connection((host, port), timeout=timeout):
                 times.append((time.perf_counter() - start) * 1000)
+        except TimeoutError:
+            break
         except OSError:
             continue
     return _rtt("tcp", times)
@@ -177,7 +185,7 @@ def probe_facts(config: ClientConfig) -> dict[str, Any]:
     """The ``probe`` section: round-trip time, HTTP(S) and TLS, with the trust the run uses."""
     endpoint = endpoint_of(config.url)
     return {
-        "rtt": round_trip(endpoint.host, endpoint.port),
+        "rtt": round_trip(endpoint.host, endpoint.port, timeout=min(5.0, config.connect_timeout)),
         "http": http_facts(endpoint, config),
         "tls": tls_facts(endpoint, config),
     }
