@@ -192,23 +192,31 @@ def test_a_signal_in_the_probe_stops_the_run_within_seconds(tmp_path: Path) -> N
     assert run.result()["run"]["status"] == "interrupted", context
 
 
+def stopped_while_waiting(
+    args: list[str], server: SlowServer, signum: signal.Signals
+) -> tuple[subprocess.Popen[str], str, str]:
+    """``sv7 ARGS`` stopped by ``signum`` while it waits on ``server``: (process, out, err)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "igestbench", *args],
+        env=credentials_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert server.accepted.wait(60)
+    time.sleep(0.5)
+    sent = time.monotonic()
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=60)
+    took = time.monotonic() - sent
+    assert took < BOUND_S and "Traceback" not in err, f"{took:.1f} s: {err}"
+    return proc, out, err
+
+
 def test_sv7_check_stops_at_once_and_says_so() -> None:
     """A monitoring probe stopped while it waits (a scheduler's SIGTERM): UNKNOWN, at once."""
     with SlowServer("stall") as server:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "igestbench", "check", "--target", server.url,
-             "--timeout", "60"],
-            env=credentials_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        assert server.accepted.wait(60)
-        time.sleep(0.5)
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
-        took = time.monotonic() - sent
+        args = ["check", "--target", server.url, "--timeout", "60"]
+        proc, out, err = stopped_while_waiting(args, server, signal.SIGTERM)
     assert proc.returncode == 3, out + err
     assert out.startswith("ICAT UNKNOWN - interrupted by SIGTERM"), out
-    assert took < BOUND_S and "Traceback" not in err, f"{took:.1f} s: {err}"
 
 
 def test_sv7_cleanup_stops_at_once_and_keeps_the_journal(tmp_path: Path) -> None:
@@ -217,17 +225,7 @@ def test_sv7_cleanup_stops_at_once_and_keeps_the_journal(tmp_path: Path) -> None
         journal = tmp_path / "run.journal.jsonl"
         Journal.start(journal, tag.name, CatalogueIdentity(server.url, "6.2.0", False))
         Journal(journal).add("Facility", 1)
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "igestbench", "cleanup", str(journal)],
-            env=credentials_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        assert server.accepted.wait(60)
-        time.sleep(0.5)
-        sent = time.monotonic()
-        proc.send_signal(signal.SIGHUP)
-        out, err = proc.communicate(timeout=60)
-        took = time.monotonic() - sent
+        proc, out, err = stopped_while_waiting(["cleanup", str(journal)], server, signal.SIGHUP)
     assert proc.returncode == 129, out + err
     assert "interrupted (SIGHUP)" in err and "run sv7 cleanup again" in err, err
-    assert took < BOUND_S and "Traceback" not in err, f"{took:.1f} s: {err}"
     assert journal.exists()

@@ -52,11 +52,16 @@ from igestbench.icat.soapxml import encode_bean, escape
 class KeepAliveConnection:
     """One persistent HTTP(S) connection to a service URL, reopened when the server closed it."""
 
+    #: http.client's connections on bounded sockets (:mod:`igestbench.client.deadline`)
+    http_class: type[http.client.HTTPConnection] = BoundedHTTPConnection
+    https_class: type[http.client.HTTPSConnection] = BoundedHTTPSConnection
+
     def __init__(self, endpoint: Endpoint, config: ClientConfig) -> None:
         self._endpoint = endpoint
         self._connect_timeout = config.connect_timeout
         self._read_timeout = config.read_timeout
-        self._budget = call_budget(config)
+        #: the budget of a call (None: none, which only the benchmark of its cost uses)
+        self._budget: float | None = call_budget(config)
         self._tls = ssl_context(config) if endpoint.scheme == "https" else None
         self._headers = {**SOAP_HEADERS, "User-Agent": USER_AGENT}
         self._connection: http.client.HTTPConnection | None = None
@@ -65,11 +70,11 @@ class KeepAliveConnection:
         host, port = self._endpoint.host, self._endpoint.port
         connection: http.client.HTTPConnection
         if self._tls is not None:
-            connection = BoundedHTTPSConnection(
+            connection = self.https_class(
                 host, port, timeout=self._connect_timeout, context=self._tls
             )
         else:
-            connection = BoundedHTTPConnection(host, port, timeout=self._connect_timeout)
+            connection = self.http_class(host, port, timeout=self._connect_timeout)
         connection.connect()
         if connection.sock is not None:
             connection.sock.settimeout(self._read_timeout)
