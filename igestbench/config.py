@@ -198,6 +198,10 @@ class RunConfig:
     warmup: float = 0.5
     calls_per_connection: int = 0
     mix: Mapping[str, int] = field(default_factory=lambda: {"search": 1})
+    #: Datafiles in the scale part's tree at each size (each size grown on top of the last).
+    scale_sizes: tuple[int, ...] = run_options.SCALE_SIZES
+    #: --yes: what needs agreeing to is agreed to (scale sizes above 100,000 on a target).
+    yes: bool = False
     fail_on: tuple[str, ...] = ()
     #: Seconds to wait for a target that stops answering mid-run before giving up on it.
     outage_wait: float = 120.0
@@ -226,6 +230,14 @@ class RunConfig:
             raise UsageError("--insecure and --ca-file contradict each other: choose one")
         if "soap" in (self.interfaces or ()) and set(self.flavours) <= {"rest"}:
             raise UsageError("--interface soap: --flavour names no SOAP client (zeep, lean …)")
+        biggest = max(self.scale_sizes)
+        if (self.target is not None and "scale" in self.parts and not self.yes
+                and biggest > run_options.SCALE_SIZES_WITHOUT_YES):
+            raise UsageError(
+                f"--scale-sizes {biggest}: a tree of more than "
+                f"{run_options.SCALE_SIZES_WITHOUT_YES:,} Datafiles on {self.target} needs --yes "
+                "(it is created, measured and removed again, on someone's production catalogue)"
+            )
         from igestbench.run.thresholds import parse_threshold
 
         for text in self.fail_on:
@@ -337,6 +349,11 @@ def load_run_config(
     options = _run_options(cli, file, env)
     profile = options.get("profile", run_options.DEFAULT_PROFILE)  # an option given wins
     options = {**run_options.PROFILE_SETTINGS[profile], **options, "profile": profile}
+    if options.get("target") is not None and "parts" not in options:
+        # a big tree on a partner's catalogue only when asked for by name
+        options["parts"] = tuple(
+            p for p in run_options.PARTS if p not in run_options.NAMED_ONLY_ON_TARGET
+        )
     if options.get("target") is not None and "site" not in options:
         # "local" names the built-in catalogue's runs; a run against a partner's catalogue that
         # took it too would merge with every other unnamed site into one row of the campaign

@@ -156,6 +156,9 @@ def test_no_target_runs_every_part_against_the_built_in_catalogue(tmp_path: Path
         (w, f, c) for w in WORKLOADS.split(",") for f in ("zeep", "rest") for c in (1, 2)}
     assert data["cleanup"]["left"] == 0
     assert data["run"]["status"] == "complete"
+    # the scale part at the quick profile's sizes, root and the built-in reader as member
+    assert [z["size"] for z in data["scale"]["sizes"]] == [300, 1000]
+    assert data["scale"]["roles"] == {"root": "simple/ingest", "member": "simple/reader"}
     # the end: the summary of the figures (the file's own rows), then where the file is, and
     # next commands that work as printed
     (path,) = out.glob("*.json")

@@ -274,6 +274,25 @@ def category_label(name: str) -> str:
     return f"{workload}\n{rest}" if rest else workload
 
 
+def _log_axes(ax: Any, panel: Panel) -> None:
+    """Both axes logarithmic, fitted to the data (no 0 on a log axis): x ticks at the sizes
+    measured, y at 1-2-5 steps, every label plain text (math parsing is off: no TeX)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.autoscale_view()
+    sizes = sorted({x for series in panel.series for x in series.x})
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticks(sizes, [f"{x:,.0f}" for x in sizes])
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=8))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.10g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_title(panel.title, fontsize=_RC["font.size"])
+    ax.set_xlabel(panel.xlabel)
+    ax.set_ylabel(panel.ylabel)
+
+
 def _reset(ax: Any) -> None:
     # everything _draw changes, back to how a new Axes has it
     from matplotlib.ticker import AutoLocator, ScalarFormatter
@@ -340,6 +359,9 @@ def _draw(ax: Any, panel: Panel, style: dict[str, LineStyle]) -> None:
              for line, _ in dotted],
             facecolors="none", edgecolors=[c for _, c in dotted], linewidths=3.5,
             capstyle="round", zorder=3, transform=ax.transData))
+    if panel.log:
+        _log_axes(ax, panel)
+        return
     xs, ys = zip(*points, strict=True)
     # y starts at 0 (set_ylim below); with 0 in the data limits the top margin is a share of
     # the whole axis, so a line near the top is not drawn on the frame

@@ -21,6 +21,7 @@ from igestbench.report.matrices import (
     success,
     trend,
 )
+from igestbench.report.scale import ScaleView, scale_view
 from igestbench.report.tables import BenchmarkRow, TargetScores, benchmark_rows, deployment_scores
 from igestbench.results.campaign import Campaign
 from igestbench.results.campaign_file import CampaignSite
@@ -73,6 +74,8 @@ class Report:
     trend: Trend | None
     #: SOAP and REST side by side, per run that measured REST
     interfaces: tuple[InterfaceTable, ...] = ()
+    #: how each query's cost grows with the catalogue (runs of the scale part); None: none
+    scale: ScaleView | None = None
 
 
 def _notices(campaign: Campaign) -> list[str]:
@@ -103,7 +106,9 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
     # processes when there are many) and runs while the rest is built
     with ChartDrawers(likely_charts(campaign) if charts else 0) as drawers:
         specs = build_charts(campaign) if charts else []
-        drawings = drawers.draw(specs)
+        grown = scale_view(campaign)
+        scale_specs = list(grown.charts) if grown is not None and charts else []
+        drawings = drawers.draw([*specs, *scale_specs])
         part, succ = participation(campaign), success(campaign)
         targets = tuple(TargetView(t.name, t.url, t.operator, endpoint_of(t.url).port)
                         for t in campaign.targets)
@@ -115,7 +120,10 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
         )
         scores, benchmarks = tuple(deployment_scores(campaign)), tuple(benchmark_rows(campaign))
         drawn = tuple(replace(chart, svg=d.svg, legend=d.legend, styles=d.styles)
-                      for chart, d in zip(specs, drawings(), strict=True))
+                      for chart, d in zip([*specs, *scale_specs], drawings(), strict=True))
+        if grown is not None:
+            grown = grown.with_drawings(drawn[len(specs):] if charts else ())
+        drawn = drawn[:len(specs)]
     runs = tuple(RunView(r.site, r.target, r.file, r.file_version, r.result.run_id,
                          r.result.raw["run"]["started"], r.result.status, r.result.tool_version,
                          "quick" if r.quick else "full")
@@ -130,5 +138,5 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
         footnotes=tuple(notes), marks=marks, scores=scores, benchmarks=benchmarks, charts=drawn,
         runs=runs,
         history_count=len(campaign.history), notices=tuple(_notices(campaign)), trend=before,
-        interfaces=tuple(interface_tables(campaign)),
+        interfaces=tuple(interface_tables(campaign)), scale=grown,
     )

@@ -21,6 +21,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from igestbench.report.model import Report
+from igestbench.report.scale import SCALE_CSV_HEADER
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -61,9 +62,10 @@ def environment(markdown: bool = False) -> Environment:
 
 
 def render_html(report: Report) -> str:
-    charts = {chart.key: Markup(chart.svg) for chart in report.charts}  # matplotlib's own SVG
+    every = (*report.charts, *(report.scale.charts if report.scale else ()))
+    charts = {chart.key: Markup(chart.svg) for chart in every}  # matplotlib's own SVG
     # the charts' styles, each once: class names are hashes of the declarations (svg.py)
-    styles = dict(style for chart in report.charts for style in chart.styles)
+    styles = dict(style for chart in every for style in chart.styles)
     chart_css = Markup("\n".join(f".{name}{{{rule}}}" for name, rule in sorted(styles.items())))
     return environment().get_template("report.html.j2").render(r=report, svg=charts,
                                                                chart_css=chart_css)
@@ -127,6 +129,9 @@ def write_csv(report: Report, directory: Path) -> list[Path]:
          for t in report.interfaces for row in t.rows
          for col, cell in zip(t.columns, row.cells, strict=True)),
     ))
+    if report.scale is not None:
+        written.append(_write(directory / "scale.csv", SCALE_CSV_HEADER,
+                              report.scale.cells))
     # the row's figures as numbers (the registry's values); their texts are on the page
     fields = [f for f in report.benchmarks[0].__dataclass_fields__ if f != "figures"] \
         if report.benchmarks else ["site"]

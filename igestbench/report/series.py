@@ -60,6 +60,8 @@ class Panel:
     hline_label: str = ""
     #: said in the panel's place when no series has a value
     empty_note: str = "no data"
+    #: both axes logarithmic (latency against catalogue size: a slope is a growth rate)
+    log: bool = False
 
 
 def _by_site(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite]) -> list[CampaignRun]:

@@ -88,12 +88,15 @@ from igestbench.results.sweeps import sweep_verdict
 __all__ = [
     "ERRORS",
     "FIGURES",
+    "GROWTH",
     "MEAN",
     "MEASURES",
     "MS",
     "P50",
     "P99",
+    "POPULATION_RATE",
     "RATE",
+    "SCALE",
     "SECTION_FIGURES",
     "STATS",
     "SUMMARY_CSV_FIELDS",
@@ -129,6 +132,9 @@ ERRORS = "errors"
 SUSTAINED = "sustained"
 #: The unit of every latency figure.
 MS = "ms"
+#: The scale part's figures (its ``scale`` section): per query latency, per size the rate at
+#: which the tree grew, per query the growth of its latency with the tree.
+SCALE, POPULATION_RATE, GROWTH = "scale", "population rate", "growth"
 
 
 @dataclass(frozen=True)
@@ -217,6 +223,18 @@ def _figures() -> tuple[Figure, ...]:
                             "failed calls (cold ones included) and clients that stopped without "
                             "a failed call (refused login, failed preparation)",
                             "the whole run of the workload at this level", "the calls made"))
+    for stat, what in ((MEAN, "mean"), (P50, "median"), (P99, "99th percentile")):
+        found.append(Figure(SCALE, stat, MS, f"{what} latency of one call of one query of the "
+                            "scale part's set, at one size of the tree, as one role over one "
+                            "interface (answer checked)", "the timed calls after the warm-up, "
+                            "each on another part of the tree", "the successful timed calls"))
+    found.append(Figure(SCALE, POPULATION_RATE, "Datafiles/s", "Datafiles created by "
+                        "createMany batches growing the tree to one size (their parameters, "
+                        "Datasets and Investigations ride along)", "the wall time of that "
+                        "size's creates", "the Datafiles added"))
+    found.append(Figure(SCALE, GROWTH, "slope", "slope of log p50 latency against log size "
+                        "(least squares): flat, logarithmic or linear (results/growth.py)",
+                        "every size measured", "the sizes"))
     found.append(Figure("sweep", SUSTAINED, "requests/s",
                         "the highest demanded rate whose corrected mean and p99 stayed under the "
                         "objective with under 1 % errors; >= when no step broke it (capped), < "

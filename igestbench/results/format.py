@@ -52,7 +52,10 @@ FORMAT_NAME = "igestbench-result"
 #     was ok units over wall_s); ops.*.failed_ms (time in failed warm calls); multi-query's
 #     whole searches timed whole (ops "multi-query/whole", "multi-query/paged"); samples[]
 #     client_cpu_percent, client_capacity_percent, others_cpu_percent, client_wait_percent,
-#     load_avg; sweeps[].steps[].client_bound and client_cpu.
+#     load_avg; sweeps[].steps[].client_bound and client_cpu. From the scale part (issue 21):
+#     scale (its own "version", 1: the tree's shape, per size the population and per query
+#     x interface x role the latency; per query the fitted growth), typed where the report
+#     reads it.
 FORMAT_VERSION = 2
 
 #: ``target.name`` of a run against the built-in catalogue (``target.local``): its URL names a new
@@ -218,6 +221,9 @@ _V1 = (
     Field("cleanup", dict, nullable=True),
     Field("notes", list, items=str),
 )
+#: Sections added to version 2 without a new version (readers ignore unknown keys), in the
+#: file's order: after cleanup, before notes.
+_V2_ADDED = (Field("scale", dict, nullable=True),)
 
 
 def _v2() -> tuple[Field, ...]:
@@ -254,9 +260,20 @@ def _v2() -> tuple[Field, ...]:
             Field("sweeps[].stopped", str, nullable=True),
         ),
         "samples": (Field("samples[].phase", str, required=True),),
+        "scale": (
+            Field("scale.version", int, required=True),
+            Field("scale.sizes", list, required=True, items=dict),
+            Field("scale.growth", list, items=dict),
+            Field("scale.queries", dict),
+            Field("scale.roles", dict),
+        ),
     }
     fields: list[Field] = []
     for f in _V1:
+        if f.path == "notes":
+            for added in _V2_ADDED:
+                fields.append(added)
+                fields.extend(items.get(added.path, ()))
         fields.append(changed.get(f.path, f))
         fields.extend(items.get(f.path, ()))
     return tuple(fields)

@@ -290,6 +290,13 @@ class Runner:
                         sampler, work=self.work, interface=interface,
                     )
                 )  # fmt: skip
+        if "scale" in config.parts:
+            from igestbench.run import scale
+
+            scale.scale(config, target, writer, self.progress, self.tag, self.journal.path,
+                        self.interfaces, sampler)  # fmt: skip
+            # the tree goes as soon as it is measured (10^5 Datafiles and up: polite)
+            self.journal.clean_group(target)
 
     def _flavours(self, interface: str) -> tuple[str, ...]:
         """The clients that measure ``interface``: --flavour over SOAP, the rest client over

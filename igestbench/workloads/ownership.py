@@ -89,6 +89,10 @@ def _ownership(entity: str, run: str | None, facilities: Sequence[str]) -> dict[
     tag = run or (min(facilities, key=len) if facilities else None)
     if tag is None or entity not in profile.entities:
         return {}
+    if entity == "Rule":
+        # no way up to a Facility and no name: a run's Rule (the scale part's membership
+        # rules) names the run's Facility, hence its tag, in its query
+        return {"what": Condition("LIKE", f"%{tag}%")}
     model = profile.entity(entity)
     if not model.has_field("name") or model.field("name").rel is not RelType.ATTRIBUTE:
         return {}
