@@ -71,6 +71,8 @@ CASES = [
     ("sweep", [*SWEEP, "--interface", "soap"], "sv7: sweep …", 1.0, signal.SIGINT, True),
     ("sweep rest", [*SWEEP, "--interface", "rest"], "sv7: sweep/rest …", 1.0, signal.SIGHUP,
      False),
+    ("scale", ["--parts", "scale", "--scale-sizes", "1000,3000"], "sv7: scale/1,000 …", 1.0,
+     signal.SIGTERM, True),
 ]  # fmt: skip
 
 
