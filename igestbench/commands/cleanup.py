@@ -42,6 +42,7 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
     from igestbench.config import load_run_config
     from igestbench.icat.credentials import Credentials
     from igestbench.run.leftovers import clean_all
+    from igestbench.run.stopping import stop_signals
 
     paths = [*args.paths, *([args.journal] if args.journal else [])]
     if not paths:
@@ -64,10 +65,20 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
             )
         return logins[url]
 
-    outcomes = list(clean_all(paths, args.target, client))
-    for outcome in outcomes:
-        for line in outcome.lines:
-            print(f"sv7 cleanup: {line}", file=sys.stdout if outcome.complete else sys.stderr)
+    outcomes = []
+    # a stop (Ctrl-C, SIGTERM, SIGHUP) ends it at once: a journal not finished stays, and the
+    # next sv7 cleanup takes it up (what is gone already is counted as such)
+    with stop_signals() as stop:
+        try:
+            for outcome in clean_all(paths, args.target, client):
+                outcomes.append(outcome)
+                for line in outcome.lines:
+                    print(f"sv7 cleanup: {line}",
+                          file=sys.stdout if outcome.complete else sys.stderr)  # fmt: skip
+        except KeyboardInterrupt:
+            print(f"sv7 cleanup: interrupted ({stop.name}); the journals not finished are kept: "
+                  "run sv7 cleanup again", file=sys.stderr)  # fmt: skip
+            return stop.exit_code
     if not outcomes:
         print(f"sv7 cleanup: no journal in {', '.join(map(str, paths))}: nothing to clean up")
     return EXIT_OK if all(o.complete for o in outcomes) else EXIT_ERROR

@@ -38,7 +38,7 @@ from igestbench.run.cleanup import RunJournal
 from igestbench.run.cleanup_progress import CleanupLines
 from igestbench.run.out_dir import check_out_dir
 from igestbench.run.outage import OutageNotes, describe, merge_outages
-from igestbench.run.probe import host_facts, probe
+from igestbench.run.probe import host_facts, probe_facts, probe_summary, target_of
 from igestbench.run.progress import LiveFigures, Progress
 from igestbench.run.stopping import StopState, stop_signals
 from igestbench.run.summary import phase_line
@@ -162,7 +162,7 @@ class Runner:
         with _target(config) as target, tempfile.TemporaryDirectory(prefix="sv7-run-") as tmp:
             self.work = Path(tmp)
             redaction.remember(target.credentials.password)  # wherever it might turn up
-            target_section, probe_section = probe(target.client)
+            target_section = target_of(target.client)  # the probe itself runs below, stoppable
             target_section["local"] = target.local
             if target.local:  # one name for it, whatever port it had this time (sv7 merge)
                 target_section["name"] = BUILT_IN_TARGET
@@ -187,8 +187,11 @@ class Runner:
             self.journal = RunJournal(writer.path, self.tag, CleanupLines(self.progress))
             sampler = Sampler(interval_s=1.0)
             try:
-                writer.set_section("probe", probe_section)
                 self.progress.note(f"result file: {writer.path}")
+                self.progress.start("probe")
+                probe_section = probe_facts(target.client)
+                writer.set_section("probe", probe_section)
+                self.progress.finish(probe_summary(probe_section))
                 if target.client.insecure:
                     self.progress.note(INSECURE_NOTICE)
                     writer.append("notes", INSECURE_NOTICE)
@@ -198,6 +201,7 @@ class Runner:
                     from igestbench.run import service_checks
 
                     checked = service_checks.verify(config, target, writer, self.progress)
+                    stop.check()  # pytest returns from a stop as from a failed check
                     self.failed_checks = [c.id for c in checked.failed]
                 target_section["api_version"] = self._reach(target)
                 choice = interfaces.choose(
