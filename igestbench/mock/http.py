@@ -23,6 +23,7 @@ is produced, honouring the transport's ``pause_writing`` (see :mod:`igestbench.m
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -403,6 +404,8 @@ class HttpProtocol(asyncio.Protocol):
         elif response.status != 204:
             head.append(f"Content-Length: {len(response.body)}")
         head.append("Server: sv7-local-catalogue")
+        # RFC 9110 6.6.1: a server with a clock sends one (cleanup reads the run's start here)
+        head.append(f"Date: {email.utils.formatdate(usegmt=True)}")
         head += [f"{k}: {v}" for k, v in response.headers.items()]
         if close:
             head.append("Connection: close")

@@ -97,9 +97,13 @@ def clean_stored_files(
             f"the journal names the IDS {url}, which is not the one beside its catalogue "
             f"{journal.catalogue.url}; its files are left alone"
         )
+    # only the Facilities named after the run's own tag: a journal edited to name another
+    # Facility does not make its files the run's (as the catalogue's cleanup refuses it too)
+    tag = journal.run_tag()
+    facilities = [name for name in journal.facilities if tag.owns_name(name)]
     service = connect_data_service(config, url, catalogue)
     try:
-        return remove_stored_files(catalogue, service, journal.facilities)
+        return remove_stored_files(catalogue, service, facilities)
     finally:
         service.close()
 
