@@ -11,6 +11,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import httptools
+
 from igestbench.config import ServeConfig
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.mock.http_stream import StreamClosed, ThreadSink, ThreadStream
@@ -126,3 +128,59 @@ def test_expect_100_continue_is_answered_before_the_body() -> None:
             sock.sendall(b"abc")
             answer = sock.recv(4096)
         assert answer.startswith(b"HTTP/1.1 400 ")  # no session: ids.server's BadRequest
+
+
+class CountingParser:
+    """httptools' parser, counting the bytes it is fed."""
+
+    fed = 0
+    real: Any = None
+
+    def __init__(self, protocol: Any) -> None:
+        self._parser = CountingParser.real(protocol)
+
+    def feed_data(self, data: bytes) -> None:
+        CountingParser.fed += len(data)
+        self._parser.feed_data(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._parser, name)
+
+
+def _answers(sock: socket.socket, count: int) -> list[bytes]:
+    """The first ``count`` answers' heads and bodies (Content-Length framed)."""
+    data, answers = b"", []
+    while len(answers) < count:
+        head, sep, rest = data.partition(b"\r\n\r\n")
+        if sep:
+            length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+            if len(rest) >= length:
+                answers.append(head + sep + rest[:length])
+                data = rest[length:]
+                continue
+        more = sock.recv(65536)
+        assert more, f"connection closed after {len(answers)} answers"
+        data += more
+    return answers
+
+
+def test_a_streamed_body_of_known_length_bypasses_the_parser(monkeypatch: Any) -> None:
+    """The body of a put goes to its sink past httptools (no second copy of each chunk), and
+    the request pipelined after it is still parsed and answered, by a new parser."""
+    CountingParser.real, CountingParser.fed = httptools.HttpRequestParser, 0
+    monkeypatch.setattr(httptools, "HttpRequestParser", CountingParser)
+    size = 3 * 1024 * 1024
+    with LocalCatalogue(ServeConfig()) as cat:
+        host, port = cat.url.split("//")[1].rsplit(":", 1)
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            sock.sendall(f"PUT /ids/put HTTP/1.1\r\nHost: x\r\nContent-Length: {size}\r\n\r\n"
+                         .encode())  # fmt: skip
+            piece = b"x" * 65536
+            for _ in range(size // len(piece) - 1):
+                sock.sendall(piece)
+            # the body's end and the next request in one segment
+            sock.sendall(piece + b"GET /ids/ping HTTP/1.1\r\nHost: x\r\n\r\n")
+            put, ping = _answers(sock, 2)
+    assert put.startswith(b"HTTP/1.1 400 ")  # no session: ids.server's BadRequest, once read
+    assert ping.startswith(b"HTTP/1.1 200 ") and ping.endswith(b"IdsOK")
+    assert CountingParser.fed < size // 2, CountingParser.fed

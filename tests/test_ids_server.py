@@ -368,3 +368,55 @@ def test_a_location_outside_the_storage_is_never_read(ids: Ids) -> None:
     }}])  # fmt: skip
     r = ids.get("getData", sessionId=root, datafileIds=df)
     assert error(r)[:2] == (500, "InternalException") and "root:" not in r.text
+
+
+def _answer(sock: socket.socket, data: bytes) -> tuple[bytes, bytes, bytes]:
+    """(head, body, what followed) of the next Content-Length framed answer on ``sock``."""
+    while True:
+        head, sep, rest = data.partition(b"\r\n\r\n")
+        if sep:
+            length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+            if len(rest) >= length:
+                return head, rest[:length], rest[length:]
+        more = sock.recv(65536)
+        assert more, "the connection was closed"
+        data += more
+
+
+def test_a_large_body_read_past_the_parser_is_stored_whole_and_a_cut_one_not(ids: Ids) -> None:
+    """A put's body of known length is read into buffers used again and again (http_direct.py):
+    every byte is stored in order, the request pipelined behind it is answered, and a client cut
+    off in the middle of such a body leaves nothing."""
+    root = ids.login()
+    ds, fmt = ids.dataset(root)
+    data = os.urandom(5 * 1024 * 1024 + 7)  # five buffers and a bit: the buffers are reused
+    host, port = ids.cat.url.split("//")[1].rsplit(":", 1)
+    query = f"sessionId={root}&name=big.nxs&datasetId={ds}&datafileFormatId={fmt}"
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(f"PUT /ids/put?{query} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(data)}"
+                     "\r\n\r\n".encode())  # fmt: skip
+        time.sleep(0.05)  # the headers alone: the whole body comes after them
+        for start in range(0, len(data) - 100_003, 100_003):  # pieces across buffer ends
+            sock.sendall(data[start : start + 100_003])
+        sock.sendall(data[start + 100_003 :] + b"GET /ids/ping HTTP/1.1\r\nHost: x\r\n\r\n")
+        head, body, rest = _answer(sock, b"")
+        assert head.startswith(b"HTTP/1.1 201 "), head + body
+        stored = json.loads(body)
+        head, body, _ = _answer(sock, rest)
+        assert head.startswith(b"HTTP/1.1 200 ") and body == b"IdsOK"
+    assert stored["size"] == len(data) and stored["checksum"] == zlib.crc32(data)
+    got = ids.get("getData", sessionId=root, datafileIds=stored["id"])
+    assert got.status_code == 200 and got.content == data
+
+    storage = ids.cat.ids.storage  # type: ignore[union-attr]
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(f"PUT /ids/put?{query.replace('big', 'cut')} HTTP/1.1\r\nHost: x\r\n"
+                     f"Content-Length: {len(data)}\r\n\r\n".encode())  # fmt: skip
+        time.sleep(0.05)
+        sock.sendall(data[: 3 * 1024 * 1024])
+        time.sleep(0.2)
+    deadline = time.monotonic() + 5
+    while list(storage.incoming.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(storage.incoming.iterdir()) == []
+    assert ids.search(root, "SELECT df.name FROM Datafile df") == ["big.nxs"]

@@ -16,8 +16,10 @@ Bodies that may be large by nature (files uploaded to the ICAT Data Service) are
 the handler's ``body_sink(method, path, headers)`` may claim a request once its headers are read,
 and its body then streams to that :class:`BodySink` (to disk, in a thread) with flow control —
 reading stops while the sink is behind — outside the limits above, which stay for everything
-else. An answer may likewise be a :class:`BodyStream` (a file, a zip being written) sent as it
-is produced, honouring the transport's ``pause_writing`` (see :mod:`igestbench.mock.http_stream`).
+else; once its length is known, the rest of it is read straight into the sink's buffers, past
+httptools (:mod:`igestbench.mock.http_direct`). An answer may likewise be a :class:`BodyStream`
+(a file, a zip being written) sent as it is produced, honouring the transport's
+``pause_writing`` (see :mod:`igestbench.mock.http_stream`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from dataclasses import dataclass, field
 from typing import Protocol, cast
 
 import httptools
+
+from igestbench.mock.http_direct import DirectBody
 
 log = logging.getLogger(__name__)
 
@@ -87,8 +91,10 @@ class BodySink(Protocol):
     """Where a streamed request body goes (see :class:`~igestbench.mock.http_stream.ThreadSink`)."""
 
     on_drain: Callable[[], None] | None
+    #: Called with each chunk once consumed (the direct reader's buffers are used again).
+    recycle: Callable[[bytes | bytearray], None] | None
 
-    def feed(self, chunk: bytes) -> bool:
+    def feed(self, chunk: bytes | bytearray) -> bool:
         """Take a chunk; True: stop reading until ``on_drain`` is called."""
 
     def finish(self) -> None: ...
@@ -179,6 +185,8 @@ class HttpProtocol(asyncio.Protocol):
         self._task: asyncio.Future[None] | None = None  # keeps the pending answer alive
         self._length: int | None = None  # the Content-Length of the message being read
         self._sink: BodySink | None = None  # where the body being read streams to
+        #: What the parser said of a request whose body is read past it (method, keep-alive).
+        self._direct_request: tuple[str, bool] | None = None
         self._writable: asyncio.Event | None = None  # cleared while the transport is full
 
     # --- asyncio.Protocol ----------------------------------------------------------------
@@ -234,6 +242,31 @@ class HttpProtocol(asyncio.Protocol):
         # checked after feeding: the chunk may hold the end of the headers and a body
         if not self._in_body and self._head_bytes > self.max_header:
             self._fail(*_REFUSALS[431])
+            return
+        if (
+            self._sink is not None
+            and self._length
+            and "transfer-encoding" not in self._headers
+            and self.transport is not None
+        ):
+            # the rest of this body needs no parsing: read it straight into the sink's buffers
+            self._direct_request = (self._method(), self.parser.should_keep_alive())
+            DirectBody(self, self.transport, self._sink, self._length - self._size)
+
+    def direct_body_read(self, size: int) -> None:
+        self._size += size
+        self._arm_idle()
+
+    def direct_body_done(self) -> None:
+        """The body read past the parser is complete: the parser, still waiting for it, is
+        replaced, and the request queued."""
+        assert self._direct_request is not None
+        request, self._direct_request = self._direct_request, None
+        self.parser = httptools.HttpRequestParser(self)
+        self._complete(*request)
+
+    def _method(self) -> str:
+        return self.parser.get_method().decode("ascii", "replace")
 
     # --- httptools callbacks -------------------------------------------------------------
 
@@ -259,7 +292,7 @@ class HttpProtocol(asyncio.Protocol):
         self._head_bytes = 0
         self._continue()
         if self.sink_for is not None:
-            method = self.parser.get_method().decode("ascii", "replace")
+            method = self._method()
             path = (httptools.parse_url(self._url).path or b"/").decode("utf-8", "replace")
             self._sink = self.sink_for(method, path, self._headers)
             if self._sink is not None:
@@ -283,6 +316,7 @@ class HttpProtocol(asyncio.Protocol):
 
     def on_body(self, body: bytes) -> None:
         if self._sink is not None:
+            self._size += len(body)
             if self._sink.feed(body) and self.transport is not None:
                 self.transport.pause_reading()  # until the sink's thread has caught up
             return
@@ -319,8 +353,11 @@ class HttpProtocol(asyncio.Protocol):
         raise _Refused
 
     def on_message_complete(self) -> None:
+        self._complete(self._method(), self.parser.should_keep_alive())
+
+    def _complete(self, method: str, keep_alive: bool) -> None:
+        """A whole request has been read: queue it to be answered."""
         url = httptools.parse_url(self._url)
-        method = self.parser.get_method().decode("ascii", "replace")
         request = Request(
             method=method,
             path=(url.path or b"/").decode("utf-8", "replace"),
@@ -338,7 +375,7 @@ class HttpProtocol(asyncio.Protocol):
         self._held = 0  # the request holds it now, until it is answered
         self._in_body = False
         self._body = []
-        if not self.parser.should_keep_alive():
+        if not keep_alive:
             request.headers["connection"] = "close"
         self.queue.append(request)
         if not self.busy:

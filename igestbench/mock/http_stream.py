@@ -41,7 +41,7 @@ SINK_LOW_WATER = 2 * 1024 * 1024
 class Consumer(Protocol):
     """The thread side of a streamed request body."""
 
-    def write(self, chunk: bytes) -> None: ...
+    def write(self, chunk: bytes | bytearray) -> None: ...
 
     def close(self) -> Any:
         """The body is complete: finish and return what the handler needs (size, checksum …)."""
@@ -71,11 +71,14 @@ class ThreadSink:
         self.low_water = low_water
         #: Called on the event loop once a paused body may be read again (set by the HTTP layer).
         self.on_drain: Callable[[], None] | None = None
+        #: Called in the thread with each chunk once the consumer is done with it (the HTTP
+        #: layer's direct reader uses its buffers again).
+        self.recycle: Callable[[bytes | bytearray], None] | None = None
         #: The consumer's ``close()`` result, or its exception; set once the thread is done.
         self.done: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self.received = 0
         self._cond = threading.Condition()
-        self._chunks: collections.deque[bytes] = collections.deque()
+        self._chunks: collections.deque[bytes | bytearray] = collections.deque()
         self._waiting = 0
         self._paused = False
         self._ended = False
@@ -84,7 +87,7 @@ class ThreadSink:
 
     # --- event loop side -----------------------------------------------------------------
 
-    def feed(self, chunk: bytes) -> bool:
+    def feed(self, chunk: bytes | bytearray) -> bool:
         """Queue ``chunk``; True when the reader should pause until ``on_drain``."""
         self.received += len(chunk)
         with self._cond:
@@ -127,6 +130,8 @@ class ThreadSink:
                     try:
                         for chunk in chunks:
                             self.consumer.write(chunk)
+                            if self.recycle is not None:
+                                self.recycle(chunk)
                     except Exception as exc:  # a full disk …: keep reading, answer at the end
                         failure = exc
                 self._drained(sum(map(len, chunks)))

@@ -84,7 +84,7 @@ class RawUpload:
     def __init__(self, path: Path, durable: bool = True) -> None:
         self._writer = _FileWriter(path, durable)
 
-    def write(self, chunk: bytes) -> None:
+    def write(self, chunk: bytes | bytearray) -> None:
         self._writer.write(chunk)
 
     def close(self) -> Upload:
@@ -116,7 +116,7 @@ class FormUpload:
             return
         self._parser = multipart.PushMultipartParser(boundary, max_header_size=MAX_FIELD)
 
-    def write(self, chunk: bytes) -> None:
+    def write(self, chunk: bytes | bytearray) -> None:
         if self._parser is None or self.refused is not None or not chunk:
             return
         try:
