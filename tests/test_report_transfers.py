@@ -82,3 +82,25 @@ def test_the_report_shows_the_data_service_table(tmp_path: Path) -> None:
     with transfers.open() as handle:
         lines = list(csv.DictReader(handle))
     assert len(lines) == 4 and lines[1]["put_mb_per_s"] == "52.4288"
+
+
+def test_the_benchmarks_table_has_no_row_or_error_of_the_ids_clients(tmp_path: Path) -> None:
+    """An IDS client shares its name with a catalogue flavour (python-icat, lean) but is none:
+    an ids-only flavour gets no empty row in the metadata table, and the IDS's failed calls are
+    no errors of the catalogue's row of the same name (they are in the Data Service table)."""
+    failing = ids_entry(1)
+    failing["flavour"] = "python-icat"
+    # one of the two puts of 1 MiB failed
+    failing["ops"]["ids/put/1MiB"] = {**op([20.0], 1), "count": 2, "errors": {"IdsFault": 1}}
+    path = write_result(tmp_path, "A", URL, parts=("full-cycle", "ids"), benchmarks=[
+        bench("full-cycle", "full-cycle", 1, [5.0, 5.0], "python-icat"), failing, ids_entry(1),
+    ])  # fmt: skip
+    config = CampaignConfig(name="c", parts=("full-cycle", "ids"), sites=(CampaignSite("A"),),
+                            targets=(CampaignTarget("T1", URL),))  # fmt: skip
+    campaign_path = tmp_path / "c.json"
+    merged = merge([path], config)
+    assert not merged.damaged
+    dump_campaign(merged.document, campaign_path)
+    report = build_report(load_campaign(campaign_path))
+    assert [(b.flavour, b.errors) for b in report.benchmarks] == [("python-icat", 0)]
+    assert {t.flavour for t in report.transfers} == {"python-icat", "lean"}
