@@ -104,3 +104,17 @@ def test_the_benchmarks_table_has_no_row_or_error_of_the_ids_clients(tmp_path: P
     report = build_report(load_campaign(campaign_path))
     assert [(b.flavour, b.errors) for b in report.benchmarks] == [("python-icat", 0)]
     assert {t.flavour for t in report.transfers} == {"python-icat", "lean"}
+
+
+def test_an_ids_only_campaign_points_from_the_benchmarks_to_the_data_service(
+    tmp_path: Path,
+) -> None:
+    path = write_result(tmp_path, "A", URL, parts=("ids",), benchmarks=[ids_entry(1)])
+    config = CampaignConfig(name="c", parts=("ids",), sites=(CampaignSite("A"),),
+                            targets=(CampaignTarget("T1", URL),))  # fmt: skip
+    campaign_path = tmp_path / "c.json"
+    dump_campaign(merge([path], config).document, campaign_path)
+    page = render_html(build_report(load_campaign(campaign_path)))
+    benchmarks = page.split('id="benchmarks"')[1].split("</section>")[0]
+    assert "no run measured the catalogue's workloads" in benchmarks
+    assert 'href="#transfers"' in benchmarks and "no run measured a benchmark." not in benchmarks
