@@ -20,10 +20,8 @@ from pathlib import Path
 
 import psutil
 
-from igestbench.client import ClientConfig, connect
-from igestbench.client.data_service import LeanDataService
 from tests.benchmarks.served import served_catalogue
-from tests.benchmarks.test_bench_ids import MiB, dataset
+from tests.benchmarks.test_bench_ids import MiB, dataset, logged_in
 
 
 def one_round(source: Path, files: int, checkout: str | None) -> tuple[float, float]:
@@ -32,11 +30,7 @@ def one_round(source: Path, files: int, checkout: str | None) -> tuple[float, fl
         tempfile.TemporaryDirectory() as storage,
         served_catalogue("--ids-storage", storage, checkout=checkout) as (proc, url),
     ):
-        config = ClientConfig(url, read_timeout=600)
-        client = connect(config, "lean")
-        client.login("simple", {"username": "ingest", "password": "ingest"})
-        service = LeanDataService(config, url.split("/ICATService")[0] + "/ids",
-                                  lambda: client._session_id)  # type: ignore[attr-defined]  # fmt: skip
+        client, service = logged_in(url)
         ds, fmt = dataset(client)
         server = psutil.Process(proc.pid)
         cpu = sum(server.cpu_times()[:2])

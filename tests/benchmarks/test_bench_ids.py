@@ -128,6 +128,16 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str,
         yield proc.pid, url, storage
 
 
+def logged_in(url: str) -> tuple[Catalogue, LeanDataService]:
+    """The lean catalogue client, logged in as ingest, and the lean IDS client beside it."""
+    config = ClientConfig(url, read_timeout=600)
+    client = connect(config, "lean")
+    client.login("simple", {"username": "ingest", "password": "ingest"})
+    service = LeanDataService(config, url.split("/ICATService")[0] + "/ids",
+                              lambda: client._session_id)  # type: ignore[attr-defined]  # fmt: skip
+    return client, service
+
+
 def dataset(client: Catalogue) -> tuple[int, int]:
     def create(entity: str, values: dict[str, object]) -> Bean:
         return Bean(entity, {"id": client.create(Bean(entity, values))})
@@ -157,11 +167,7 @@ def test_ids_against_the_disk(
         for _ in range(sizes.file // MiB):
             out.write(block)
     source.read_bytes()  # in the page cache: the client sends from memory, as the disk test
-    config = ClientConfig(url, read_timeout=600)
-    client = connect(config, "lean")
-    client.login("simple", {"username": "ingest", "password": "ingest"})
-    service = LeanDataService(config, url.split("/ICATService")[0] + "/ids",
-                              lambda: client._session_id)  # type: ignore[attr-defined]  # fmt: skip
+    client, service = logged_in(url)
     ds, fmt = dataset(client)
     figures: dict[str, list[float]] = {"disk write": [], "IDS put": [], "disk read": [],
                                        "IDS getData": []}  # fmt: skip
