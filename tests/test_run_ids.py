@@ -156,8 +156,8 @@ def test_sv7_cleanup_removes_a_killed_runs_built_in_storage_and_nothing_else(
     (other / "cache").mkdir()
     for folder, removed in ((other, False), (ours, True)):
         path = tmp_path / f"{folder.name}.journal.jsonl"
-        Journal.start(path, "sv7-x-1", CatalogueIdentity("https://127.0.0.1:1/ICATService/ICAT",
-                                                         "6.2.0", local=True))  # fmt: skip
+        identity = CatalogueIdentity("https://127.0.0.1:1/ICATService/ICAT", "6.2.0", local=True)
+        Journal.start(path, "sv7-x-20261126T000000-ab12", identity)  # a tag in sv7's form
         Journal(path).name_data_service("https://127.0.0.1:1/ids", str(folder))
         journal = Journal.load(path)
         assert journal.data_storage == str(folder)
