@@ -14,7 +14,10 @@ With ``SV7_BENCH_REAL_ICAT=URL`` (a real ICAT on loopback, root ``simple/root`` 
 ``SV7_BENCH_REAL_PASSWORD``, default ``root``) the same tree is grown there too, to each size of
 ``SV7_BENCH_REAL_SIZES`` (default 10,000: a real ICAT takes about 30 s per 10,000), beside a
 fresh tree of the same size on the local catalogue (createMany of 1,000 on both), the same
-queries are asked of both side by side, and both trees are removed again.
+queries are asked of both side by side, and both trees are removed again. Beside each p50 it
+prints each server's CPU time per call — the real one's HTTP listener and database
+(``SV7_BENCH_REAL_DB_PORT``, default MariaDB's 3306) together, less what both spend idle, as
+measured for 5 s before — which a busy machine distorts far less than wall times.
 Printed, never asserted: the figures depend on the machine.
 """
 
@@ -87,12 +90,35 @@ class Wire:
         assert status == 200 and content.count(b"<return") == wanted, content[:300]
 
 
+def cpu_seconds(processes: list[psutil.Process]) -> float:
+    """User and system CPU time of ``processes`` so far (seconds)."""
+    return sum(sum(p.cpu_times()[:2]) for p in processes)
+
+
+def idle_cpu_rates(servers: list[list[psutil.Process]], seconds: float = 5.0) -> list[float]:
+    """CPU seconds per second each side's server processes spend while nobody calls them (a
+    JVM's timers and collector, a database's background threads)."""
+    before = [cpu_seconds(processes) for processes in servers]
+    time.sleep(seconds)
+    return [(cpu_seconds(processes) - b) / seconds
+            for processes, b in zip(servers, before, strict=True)]
+
+
 def paired_p50(query: ScaleQuery, sides: list[tuple[Send, ScaleTree]], calls: int = 20,
-               warmup: int = 2) -> list[float]:
+               warmup: int = 2, servers: list[list[psutil.Process]] | None = None,
+               idle: list[float] | None = None) -> tuple[list[float], list[float | None]]:
     """p50 (ms) of each side's calls of ``query``, the sides taking turns call by call (who
-    goes first alternating), so that a busy machine's drift weighs on each alike."""
+    goes first alternating), so that a busy machine's drift weighs on each alike; and, given
+    each side's server processes, their CPU time per timed call (ms: what a busy machine
+    distorts far less than the wall time; each side's processes count only their own work),
+    less what they spend idle meanwhile (``idle``: CPU seconds per second)."""
     walls: list[list[float]] = [[] for _ in sides]
+    cpu: list[float | None] = [None for _ in sides]
+    began = 0.0
     for turn in range(warmup + calls):
+        if turn == warmup and servers is not None:
+            cpu = [cpu_seconds(processes) for processes in servers]
+            began = time.perf_counter()
         order = list(enumerate(sides))
         for i, (send, tree) in order if turn % 2 == 0 else reversed(order):
             call = query.call(tree, turn)
@@ -100,7 +126,19 @@ def paired_p50(query: ScaleQuery, sides: list[tuple[Send, ScaleTree]], calls: in
             send(call)
             if turn >= warmup:
                 walls[i].append((time.perf_counter() - started) * 1000)
-    return [statistics.median(w) for w in walls]
+    if servers is not None:
+        elapsed = time.perf_counter() - began
+        rates = idle or [0.0] * len(servers)
+        cpu = [(cpu_seconds(processes) - (before or 0.0) - rate * elapsed) * 1000 / calls
+               for processes, before, rate in zip(servers, cpu, rates, strict=True)]
+    return [statistics.median(w) for w in walls], cpu
+
+
+def listeners(*ports: int) -> list[psutil.Process]:
+    """The processes listening on these loopback ports (a real ICAT: Payara and its database)."""
+    found = {c.pid for c in psutil.net_connections("tcp")
+             if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port in ports and c.pid}
+    return [psutil.Process(pid) for pid in sorted(found)]
 
 
 def _login(url: str, user: str, password: str) -> Catalogue:
@@ -215,6 +253,10 @@ def test_side_by_side_with_a_real_icat(
 ) -> None:
     url = os.environ["SV7_BENCH_REAL_ICAT"]
     password = os.environ.get("SV7_BENCH_REAL_PASSWORD", "root")
+    # the real server's processes: its HTTP listener and its database's (MariaDB: 3306)
+    real_port = endpoint_of(url).port
+    real_processes = listeners(real_port, int(os.environ.get("SV7_BENCH_REAL_DB_PORT", "3306")))
+    servers = [real_processes, [local[1]]] if real_processes else None
     tag = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
     # createMany of 1,000 on both: of 10,000 a real ICAT takes over a minute on a busy machine
     real = Grown(url, password, f"sv7-bench-{tag}-scale", local=False, batch=1000)
@@ -225,20 +267,30 @@ def test_side_by_side_with_a_real_icat(
             sids = (soap_login(url, "root", password), soap_login(fresh.url, "root", "root"))
             wires = (Wire(url, sids[0]), Wire(fresh.url, sids[1]))
             figures = {}
+            idle = idle_cpu_rates(servers) if servers else None
             for q in QUERIES:
-                wire = paired_p50(q, [(wires[0], real.tree), (wires[1], fresh.tree)])
-                lean = paired_p50(q, [(lambda c: ask(real.root, c), real.tree),
-                                      (lambda c: ask(fresh.root, c), fresh.tree)])
-                figures[q.name] = (*wire, *lean)
+                wire, cpu = paired_p50(q, [(wires[0], real.tree), (wires[1], fresh.tree)],
+                                       servers=servers, idle=idle)
+                lean, _ = paired_p50(q, [(lambda c: ask(real.root, c), real.tree),
+                                         (lambda c: ask(fresh.root, c), fresh.tree)])
+                figures[q.name] = (*wire, *cpu, *lean)
             with capsys.disabled():
-                print(f"\nside by side at {size:,} Datafiles of the tree: createMany of 1,000 "
-                      f"real {rates[0]:,.0f} / local {rates[1]:,.0f} Datafiles/s "
-                      f"({rates[1] / rates[0]:.0f}x); p50 of 20 calls as root, ms, the two "
-                      "servers taking turns call by call")
+                loadavg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+                print(f"\nside by side at {size:,} Datafiles of the tree "
+                      f"({time.strftime('%H:%M UTC', time.gmtime())}, load average {loadavg}): "
+                      f"createMany of 1,000 real {rates[0]:,.0f} / local {rates[1]:,.0f} "
+                      f"Datafiles/s ({rates[1] / rates[0]:.0f}x); p50 of 20 calls as root, ms, "
+                      "the two servers taking turns call by call; server CPU per call, ms "
+                      f"(real: {', '.join(p.name() for p in real_processes) or 'not found'}; "
+                      "less what each spends idle: "
+                      f"{', '.join(f'{r * 1000:.0f}' for r in idle or ())} ms/s)")
                 print(f"  {'query':17} {'wire: real':>10} {'local':>8} {'real/local':>10}   "
+                      f"{'CPU: real':>9} {'local':>7} {'real/local':>10}   "
                       f"{'lean client: real':>17} {'local':>8} {'real/local':>10}")
-                for name, (wr, wl, r, lo) in figures.items():
-                    print(f"  {name:17} {wr:10.2f} {wl:8.2f} {wr / wl:9.1f}x   "
+                for name, (wr, wl, cr, cl, r, lo) in figures.items():
+                    cpu_text = (f"{cr:9.2f} {cl:7.2f} {cr / cl:9.1f}x" if cr is not None
+                                and cl else f"{'—':>9} {'—':>7} {'—':>10}")  # fmt: skip
+                    print(f"  {name:17} {wr:10.2f} {wl:8.2f} {wr / wl:9.1f}x   {cpu_text}   "
                           f"{r:17.2f} {lo:8.2f} {r / lo:9.1f}x")
     finally:
         real.remove()
