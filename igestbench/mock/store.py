@@ -17,7 +17,6 @@ import contextlib
 import datetime as dt
 import functools
 import logging
-import re
 import sqlite3
 import tempfile
 import threading
@@ -35,9 +34,17 @@ from igestbench.icat.faults import (
     IcatObjectAlreadyExists,
     IcatValidation,
 )
-from igestbench.icat.schema import ENUMERATIONS, Entity, Field, Profile, RelType
+from igestbench.icat.schema import Entity, Field, Profile, RelType
 from igestbench.mock import tables
 from igestbench.mock.tables import column_name, quote, table, to_sql
+from igestbench.mock.values import (
+    REFUSE,
+    SKIP,
+    attribute_plan,
+    check_applicable,
+    check_value,
+    ones_plan,
+)
 
 log = logging.getLogger(__name__)
 
@@ -355,12 +362,12 @@ class Store:
         entity = self._entity_of(bean)
         values = bean.values
         if entity.base == "Parameter":
-            _check_applicable(entity, values.get("type"))
+            check_applicable(entity, values.get("type"))
         cols: list[str] = ["createId", "createTime", "modId", "modTime"]
         stamp_text = _stamp_text(stamp)
         params: list[Any] = [user, stamp_text, user, stamp_text]
         self._attribute_values(entity, values, cols, params)
-        for f in entity.ones:
+        for f, column in ones_plan(entity):
             if parent is not None and f.name == parent[0]:
                 ref_id: int | None = parent[1]
             else:
@@ -369,7 +376,7 @@ class Store:
                 if f.not_null:
                     raise IcatValidation(f"{entity.name}: {f.name} cannot be null.")
                 continue
-            cols.append(column_name(f))
+            cols.append(column)
             params.append(ref_id)
         key = (entity.name, tuple(cols))
         sql = self._insert_sql.get(key)
@@ -407,18 +414,15 @@ class Store:
         self, entity: Entity, values: dict[str, Any], cols: list[str], params: list[Any]
     ) -> None:
         """Validate the attributes of a bean and append their columns and SQL values."""
-        for f in entity.attributes:
+        for f, when_absent, default in attribute_plan(entity):
             value = values.get(f.name)
             if value is None:
-                if f.default is not None:
-                    value = f.default
-                elif f.type == "boolean":
-                    value = False  # a Java primitive: absent on the wire means false
-                elif f.not_null:
-                    raise IcatValidation(f"{entity.name}: {f.name} cannot be null.")
-                else:
+                if when_absent == SKIP:
                     continue
-            _check_value(entity, f, value)
+                if when_absent == REFUSE:
+                    raise IcatValidation(f"{entity.name}: {f.name} cannot be null.")
+                value = default  # its default; False for a Java primitive boolean
+            check_value(entity, f, value)
             cols.append(f.name)
             params.append(to_sql(f, value))
 
@@ -432,11 +436,12 @@ class Store:
         """The id of a many-to-one reference, checked to exist (memoised within one call)."""
         if ref is None:
             return None
-        if not isinstance(ref, Bean) or ref.id is None:
+        ref_id = ref.values.get("id") if isinstance(ref, Bean) else None
+        if ref_id is None:
             raise IcatValidation(
                 f"{entity.name}: {f.name} must refer to an existing {f.type} by id"
             )
-        key = (f.type, int(ref.id))
+        key = (f.type, int(ref_id))
         if key not in verified:
             row = self.conn.execute(f"SELECT 1 FROM {table(f.type)} WHERE id = ?", (key[1],))
             if row.fetchone() is None:
@@ -551,54 +556,6 @@ class Store:
 
     def count(self, entity_name: str) -> int:
         return int(self.conn.execute(f"SELECT count(*) FROM {table(entity_name)}").fetchone()[0])
-
-
-def _check_applicable(entity: Entity, parameter_type: Any) -> None:
-    """ICAT's check before a parameter is stored: its type must apply to the parent's entity.
-
-    ICAT reads the flag on the ParameterType *as sent* (not as stored), so a reference by id
-    alone has the flag false and the name null (seen on a real 6.2; Parameter.preparePersist).
-    """
-    if not isinstance(parameter_type, Bean):
-        raise IcatValidation("Type of parameter is not set")
-    parent = entity.name.removesuffix("Parameter")
-    if parameter_type.values.get(f"applicableTo{parent}") is not True:
-        name = parameter_type.values.get("name") or "null"  # Java's string of a null
-        article = "an" if parent[0] in "AEIOU" else "a"
-        raise IcatValidation(
-            f"Parameter of type {name} is not applicable to {article} {parent}"
-        )
-
-
-#: A character XML 1.0 forbids (outside its Char production): control characters but tab, LF
-#: and CR, lone surrogates, U+FFFE and U+FFFF. A real ICAT 6.2.0 stores them when written over
-#: REST and then sends them raw in SOAP answers that no XML parser reads (its SOAP front
-#: refuses them on the way in, as ours does); the local catalogue refuses them at write time,
-#: over both interfaces, so that every answer stays well-formed (issue 18).
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def _check_value(entity: Entity, f: Field, value: Any) -> None:
-    if f.type == "String":
-        if not isinstance(value, str):
-            raise IcatValidation(f"{entity.name}: {f.name} must be a string")
-        limit = f.string_length or 255
-        if len(value) > limit:
-            raise IcatValidation(f"{entity.name}: {f.name} cannot have length > {limit}")
-        bad = _NOT_XML.search(value)
-        if bad is not None:
-            raise IcatBadParameter(
-                f"{entity.name}: {f.name} holds U+{ord(bad.group()):04X} at position "
-                f"{bad.start()}, a character XML 1.0 does not allow: no SOAP answer could carry it"
-            )
-    elif f.type in ENUMERATIONS and value not in ENUMERATIONS[f.type]:
-        allowed = ", ".join(ENUMERATIONS[f.type])
-        raise IcatBadParameter(f"{entity.name}: {f.name} must be one of {allowed}, not {value!r}")
-    elif f.rel is RelType.ATTRIBUTE and f.type in ("Long", "Integer"):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise IcatValidation(f"{entity.name}: {f.name} must be an integer")
-        if not -(2**63) <= value < 2**63:
-            raise IcatValidation(f"{entity.name}: {f.name} is out of range")
 
 
 class RunElsewhere(BaseException):
