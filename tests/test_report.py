@@ -172,7 +172,7 @@ def test_trend_against_a_previous_campaign(tmp_path: Path) -> None:
                             parts=("verify",))
     dump_campaign(merge(now_files, config).document, tmp_path / "now.json")
     trend = build_report(load_campaign(tmp_path / "now.json"), before, charts=False).trend
-    assert trend is not None and trend.previous == "before"
+    assert trend is not None and trend.previous == "before (2026-11-21)"  # with its dates
     changes = {(c.site, c.target): c.direction for c in trend.changes}
     assert changes == {("A", "T1"): "worse", ("A", "T2"): "worse", ("B", "T1"): "better",
                        ("B", "T2"): "worse", ("C", "T1"): "worse"}
@@ -221,10 +221,13 @@ def test_the_example_campaign_in_headless_chromium(tmp_path: Path) -> None:
     # local connections framed and summed apart. (No client-bound mark: the example's files
     # flagged a busy machine, which the registry does not take for a saturated client.)
     assert '<span class="legend client-bound">' not in dom
-    for needle in ('<td class="failed-run">failed</td>',
-                   "stopped</span> (", "no data: every run of it failed",
-                   'class="cell ok local"', 'class="local-vs-remote"', 'class="scale"'):
+    for needle in ('<td class="failed-run">failed</td>', 'class="failed-row"',
+                   "stopped</span> (", 'class="cell ok local"', 'class="local-vs-remote"',
+                   'class="scale"', 'id="summary"', 'class="summary"',
+                   '<details class="charts', 'class="table-legend"'):
         assert needle in dom, needle
+    # the summary opens the page, before the matrices
+    assert dom.index('id="summary"') < dom.index('id="participation"')
     assert not re.search(r">0\.0[1-9]<", dom)  # no tick of a made-up axis
     png = tmp_path / "page.png"
     subprocess.run([*flags, f"--screenshot={png}", "--window-size=1400,3000", html.as_uri()],

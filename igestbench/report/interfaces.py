@@ -28,7 +28,6 @@ from igestbench.results.figures import (
     RowIndex,
     SummaryRow,
     format_value,
-    summary_rows,
 )
 from igestbench.results.format import DEFAULT_INTERFACE, INTERFACES
 
@@ -93,6 +92,8 @@ class InterfaceTable:
     local: bool
     columns: tuple[InterfaceColumn, ...]
     rows: tuple[InterfaceRow, ...]
+    #: measured by sv7 swarm (a load sweep from many hosts), beside the site's campaign run
+    swarm: bool = False
 
 
 def _interface(item: Mapping[str, Any]) -> str:
@@ -169,7 +170,7 @@ def _table(run: CampaignRun, local: bool) -> InterfaceTable:
     def row(operation: str, unit: str, cell: Any) -> InterfaceRow:
         return InterfaceRow(operation, unit, tuple(cell(i) for i in range(len(columns))))
 
-    index = RowIndex(summary_rows(run.result))
+    index = RowIndex(run.figures)
     measures = {(m.workload, m.name): m for m in MEASURES}
     rows = []
     for operation, key in OPERATIONS:
@@ -180,7 +181,7 @@ def _table(run: CampaignRun, local: bool) -> InterfaceTable:
                     lambda i: _sweep_cell(index, sweeps[i])))
     kept = tuple(r for r in rows if not all(c.empty and not c.failed for c in r.cells))
     return InterfaceTable(
-        target=run.target, site=run.site, local=local,
+        target=run.target, site=run.site, local=local, swarm=run.kind == "swarm",
         columns=tuple(InterfaceColumn(i, f, level)
                       for (i, f), level in zip(columns, levels, strict=True)),
         rows=kept,
@@ -199,6 +200,6 @@ def interface_tables(campaign: Campaign) -> list[InterfaceTable]:
     tables = []
     for target in campaign.targets:
         runs = sorted((r for r in campaign.runs if r.target == target.name),
-                      key=lambda r: site_rank[r.site])
+                      key=lambda r: (site_rank[r.site], r.kind))
         tables += [_table(r, target.is_local_to(r.site)) for r in runs if _measured_rest(r)]
     return tables

@@ -13,12 +13,18 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
+from igestbench.report.notices import end_cause
 from igestbench.results.campaign import Campaign, CampaignRun
-from igestbench.results.figures import RowIndex, SummaryRow, measures_of, summary_rows
+from igestbench.results.figures import RowIndex, SummaryRow, measures_of
 from igestbench.results.pooling import pool
-from igestbench.results.scoring import score_deployment
+from igestbench.results.scoring import (
+    score_checks,
+    score_deployment,
+    score_reachability,
+    score_reliability,
+)
 
 ASPECTS = ("deployment", "certificate", "authentication", "content")
 #: The table's figures: (workload, metric) of each column, in order.
@@ -59,9 +65,17 @@ class BenchmarkRow:
     quick: bool = False
     #: the registry's rows of the table's figures (:data:`COLUMNS`), for their texts and marks
     figures: tuple[SummaryRow, ...] = ()
+    #: why the run did not finish (its file was never completed, or a signal stopped it)
+    unfinished: str | None = None
 
     def stopped(self, workload: str) -> bool:
         return workload in self.failed
+
+    @property
+    def machine_busy(self) -> bool:
+        """A figure of the row was measured while the client machine was busy (the
+        registry's mark: its clients waited for a core)."""
+        return any("machine-busy" in f.marks for f in self.figures)
 
     def figure(self, workload: str, metric: str) -> SummaryRow | None:
         return next((f for f in self.figures if (f.workload, f.metric) == (workload, metric)),
@@ -141,6 +155,7 @@ def _row(run: CampaignRun, index: RowIndex, flavour: str, local: bool = False) -
         full_cycle_calls=cycle.samples if cycle is not None else 0,
         failed=stopped, failure=causes[0] if causes else None, quick=run.quick,
         figures=tuple(f for f in figures.values() if f is not None),
+        unfinished=end_cause(run) if result.status in ("partial", "interrupted") else None,
     )
 
 
@@ -152,7 +167,7 @@ def benchmark_rows(campaign: Campaign) -> list[BenchmarkRow]:
         runs = sorted((r for r in campaign.runs if r.target == target.name),
                       key=lambda r: site_rank[r.site])
         for run in runs:
-            index = RowIndex(summary_rows(run.result))
+            index = RowIndex(run.figures)
             flavours = dict.fromkeys(b["flavour"] for b in run.result.benchmarks)
             rows.extend(_row(run, index, flavour, target.is_local_to(run.site))
                         for flavour in flavours)
@@ -206,10 +221,56 @@ def _aspect(aspect: str, runs: Sequence[CampaignRun], url: str) -> AspectScore:
                        tuple(x for x, s in scored if str(s.get("level")) == level), len(scored))
 
 
-def deployment_scores(campaign: Campaign) -> list[TargetScores]:
+#: What partners met, scored over the campaign (results/scoring.py): after the deployment's
+#: aspects, so that a catalogue deployed alike but failing its partners scores apart.
+SERVICE_ASPECTS = ("reachability", "checks", "reliability")
+
+
+def _service_aspects(runs: Sequence[CampaignRun], cells: Sequence[CellOutcome]
+                     ) -> tuple[AspectScore, ...]:
+    tried = [c for c in cells if c.state != "not-run"]
+    connected = [c for c in tried if c.connected and c.total]
+    blocked = [c.site for c in tried if c not in connected]
+    reach = score_reachability(len(connected), len(tried), blocked)
+    checks = score_checks(sum(c.passed for c in connected), sum(c.total for c in connected))
+    errors = calls = 0
+    for run in runs:
+        for row in run.figures:
+            if row.metric == "errors":
+                errors += int(row.value or 0)
+            elif row.metric.endswith("rate") and row.workload != "sweep":
+                calls += row.samples
+    reliability = score_reliability(errors, calls + errors)
+    return tuple(AspectScore(name, s.level, s.score, s.max, s.evidence,
+                             tuple(c.site for c in tried), len(tried))
+                 for name, s in zip(SERVICE_ASPECTS, (reach, checks, reliability), strict=True))
+
+
+class CellOutcome(Protocol):
+    """What the scores need of a success-matrix cell (matrices.SuccessCell)."""
+
+    @property
+    def site(self) -> str: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def connected(self) -> bool: ...
+    @property
+    def passed(self) -> int: ...
+    @property
+    def total(self) -> int: ...
+
+
+def deployment_scores(campaign: Campaign,
+                      cells: Mapping[str, Sequence[CellOutcome]] | None = None
+                      ) -> list[TargetScores]:
+    """Each target's aspects; with the success matrix's ``cells`` per target, also what its
+    partners met (reachability, checks, reliability)."""
     out = []
     for target in campaign.targets:
-        runs = [r for r in campaign.runs if r.target == target.name]
-        out.append(TargetScores(target.name, target.operator,
-                                tuple(_aspect(a, runs, target.url) for a in ASPECTS)))
+        runs = [r for r in campaign.runs if r.target == target.name and r.kind == "run"]
+        aspects = tuple(_aspect(a, runs, target.url) for a in ASPECTS)
+        if cells is not None:
+            aspects += _service_aspects(runs, cells.get(target.name, ()))
+        out.append(TargetScores(target.name, target.operator, aspects))
     return out

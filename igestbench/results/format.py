@@ -202,6 +202,7 @@ _V1 = (
     Field("run.journal", str),
     Field("run.profile", str),
     Field("run.interfaces", list, items=str),
+    Field("run.mode", str),
     Field("target", dict, required=True),
     Field("target.url", str, required=True),
     Field("target.host", str),
