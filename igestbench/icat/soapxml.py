@@ -109,9 +109,15 @@ def encode_bean_body(profile: Profile, bean: Bean, out: list[str]) -> None:
         if rel is RelType.ATTRIBUTE:
             if value.__class__ is str:
                 out.append(f"<{name}>{escape(value)}</{name}>")
+            elif value.__class__ is int:  # not a bool (its own class)
+                out.append(f"<{name}>{value}</{name}>")
             else:
                 out.append(f"<{name}>{_scalar_text(f, value)}</{name}>")
         elif rel is RelType.ONE:
+            ref = value.values
+            if len(ref) == 1 and ref.get("id").__class__ is int:  # a reference by id alone
+                out.append(f"<{name}><id>{ref['id']}</id></{name}>")
+                continue
             out.append(f"<{name}>")
             encode_bean_body(profile, value, out)
             out.append(f"</{name}>")

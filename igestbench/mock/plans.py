@@ -119,7 +119,8 @@ class Plans:
         yield
         if time.thread_time() - began > budget:
             if len(self._slow) >= _KEPT:
-                self._slow.pop(next(iter(self._slow)))
+                with contextlib.suppress(KeyError, RuntimeError, StopIteration):
+                    self._slow.pop(next(iter(self._slow)))  # another thread may be at it too
             self._slow[key] = None
 
     def plan(self, sql: str, params: Sequence[Any]) -> Plan:

@@ -8,7 +8,9 @@ member an InvestigationUser of each, ICAT's membership rules restricted to the t
 per size: the createMany rate (median of the calls, Datafiles/s), the server's resident memory,
 and the scale part's query set as root and as the member taking turns — p50 of 20 calls with
 the lean client, the server's CPU time per call — beside real ICAT 6.2.0's medians at 102,000
-Datafiles as issue 21 recorded them (Payara + MariaDB on a 2-core machine of the same kind).
+Datafiles as issue 21 recorded them (Payara + MariaDB on a 2-core machine of the same kind);
+and where a createMany call's wall time went: the server's threads on a core and waiting for
+one, the client's (this process) on a core and waiting, from the scheduler's own counts.
 
 With ``SV7_BENCH_REAL_ICAT=URL`` (a real ICAT on loopback, root ``simple/root`` with
 ``SV7_BENCH_REAL_PASSWORD``, default ``root``) the same tree is grown there too, to each size of
@@ -23,11 +25,13 @@ Printed, never asserted: the figures depend on the machine.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import statistics
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -90,18 +94,25 @@ class Wire:
         assert status == 200 and content.count(b"<return") == wanted, content[:300]
 
 
-def cpu_seconds(processes: list[psutil.Process]) -> float:
-    """CPU time of ``processes`` so far (seconds): the sum of their threads' run time as the
-    scheduler counts it (``/proc/PID/task/TID/schedstat``, in nanoseconds: the clock ticks of
-    ``cpu_times`` are 10 ms, coarser than a call), else their user and system time."""
-    total = 0.0
+def run_and_wait(processes: list[psutil.Process]) -> tuple[float, float]:
+    """(seconds on a core, seconds runnable but waiting for one) of ``processes`` so far: the
+    sums of their threads' times as the scheduler counts them (``/proc/PID/task/TID/schedstat``,
+    nanoseconds: the clock ticks of ``cpu_times`` are 10 ms, coarser than a call); without
+    it their user and system time, and no wait."""
+    run = wait = 0.0
     for p in processes:
         try:
-            total += sum(int((task / "schedstat").read_text().split()[0])
-                         for task in Path(f"/proc/{p.pid}/task").iterdir()) / 1e9
+            for task in Path(f"/proc/{p.pid}/task").iterdir():
+                fields = (task / "schedstat").read_text().split()
+                run, wait = run + int(fields[0]) / 1e9, wait + int(fields[1]) / 1e9
         except (OSError, ValueError, IndexError):
-            total += sum(p.cpu_times()[:2])
-    return total
+            run += sum(p.cpu_times()[:2])
+    return run, wait
+
+
+def cpu_seconds(processes: list[psutil.Process]) -> float:
+    """CPU time of ``processes`` so far (seconds; see :func:`run_and_wait`)."""
+    return run_and_wait(processes)[0]
 
 
 def idle_cpu_rates(servers: list[list[psutil.Process]], seconds: float = 5.0) -> list[float]:
@@ -157,6 +168,34 @@ def _login(url: str, user: str, password: str) -> Catalogue:
     return client
 
 
+@dataclass(frozen=True)
+class CallTimes:
+    """Where the wall time of one createMany call went (seconds): the server's threads on a
+    core and waiting for one, the client's (this process: the Beans built, encoded, the
+    answer decoded) on a core and waiting; the rest is the wire and what nobody counted."""
+
+    wall: float
+    server: float
+    server_wait: float
+    client: float
+    client_wait: float
+
+
+def breakdown(calls: list[CallTimes], batch: int) -> str:
+    """The medians of ``calls`` in a line, and the rate their CPU time alone would allow."""
+    if not calls:
+        return "no full call"
+
+    def med(name: str) -> float:
+        return statistics.median(getattr(c, name) for c in calls) * 1000
+
+    cpu = med("server") + med("client")
+    return (f"per call of {batch:,} (median of {len(calls)}): wall {med('wall'):,.0f} ms = server "
+            f"on a core {med('server'):,.0f} + waiting for one {med('server_wait'):,.0f}, client "
+            f"on a core {med('client'):,.0f} + waiting {med('client_wait'):,.0f}, and the rest; "
+            f"CPU alone would allow {batch / cpu * 1000:,.0f} Datafiles/s")
+
+
 class Grown:
     """A catalogue with the scale part's tree, grown size after size."""
 
@@ -173,15 +212,26 @@ class Grown:
             add_membership_rules(self.root, self.journal, facility)
         self.member = _login(url, "reader", "reader") if found else None
         self.rates: list[float] = []
+        #: where the last grow_to's full calls spent their time (given the server)
+        self.calls: list[CallTimes] = []
 
-    def grow_to(self, size: int) -> float:
-        """Grow in createMany calls of the batch; the median rate of the calls (Datafiles/s)."""
+    def grow_to(self, size: int, server: psutil.Process | None = None) -> float:
+        """Grow in createMany calls of the batch; the median rate of the calls (Datafiles/s).
+        Given the server's process, each full call's times are kept in :attr:`calls`."""
         rates = []
+        me = [psutil.Process()]
+        self.calls = []
         while self.tree.size < size:
             step = min(size, self.tree.size + self.batch)
+            before = (run_and_wait([server]) if server else (0.0, 0.0), run_and_wait(me))
             growth = self.tree.grow_to(step)
             if growth.rate_per_s is not None and growth.datafiles == self.batch:
                 rates.append(growth.rate_per_s)
+                if server is not None:
+                    (srv, srv_wait), (mine, my_wait) = run_and_wait([server]), run_and_wait(me)
+                    self.calls.append(CallTimes(
+                        growth.seconds, srv - before[0][0], srv_wait - before[0][1],
+                        mine - before[1][0], my_wait - before[1][1]))  # fmt: skip
         self.rates += rates
         return statistics.median(rates) if rates else float("nan")
 
@@ -203,9 +253,13 @@ class Grown:
         except IcatError:  # e.g. a real server still writing a createMany that timed out here
             time.sleep(30)
             cleanup(self.root, self.journal)
+        self.close()
+
+    def close(self) -> None:
         for client in (self.root, self.member):
             if client is not None:
-                client.logout()
+                with contextlib.suppress(IcatError, OSError):
+                    client.logout()
                 client.close()
 
 
@@ -216,6 +270,7 @@ def local() -> Iterator[tuple[Grown, psutil.Process]]:
     ) as (proc, url):  # fmt: skip
         grown = Grown(url, "root", "sv7-bench-local-scale", local=True)
         yield grown, psutil.Process(proc.pid)
+        grown.close()  # the database goes with the directory
 
 
 def _ms(figures: dict[str, Any] | None) -> str:
@@ -234,7 +289,7 @@ def test_population_and_queries_at_size(
               f"load average {' '.join(loadavg)}")
     for size in _sizes("SV7_BENCH_SCALE_SIZES", "100000,1000000"):
         started = time.perf_counter()
-        rate = grown.grow_to(size)
+        rate = grown.grow_to(size, server)
         took = time.perf_counter() - started
         figures = grown.queries(server)
         rss = server.memory_info().rss / 2**20
@@ -242,6 +297,7 @@ def test_population_and_queries_at_size(
             print(f"\n{size:,} Datafiles: grown in {took:.0f} s, createMany of {BATCH:,}: "
                   f"median {rate:,.0f} Datafiles/s (target {TARGET_RATE:,.0f}; real ICAT "
                   f"{REAL_POPULATION_PER_S:,.0f}); server RSS {rss:,.0f} MiB")
+            print(f"  {breakdown(grown.calls, BATCH)}")
             print(f"  {'query':17} {'root p50':>9} {'member':>9} {'srv CPU':>8}  real@102k")
             for name, f in figures.items():
                 real = REAL_AT_102000_MS.get(name)
