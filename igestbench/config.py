@@ -383,6 +383,49 @@ def load_logins(
     return _logins(file, accounts, credentials_file, env, prompt, "optional", None)
 
 
+# --- sv7 swarm's secret ----------------------------------------------------------------------
+
+SWARM_SECRET_VARIABLE = "SV7_SWARM_SECRET"
+#: Shorter secrets are refused: the CURVE keys derive from it, and a handshake overheard on the
+#: network lets anyone try guesses offline.
+SWARM_SECRET_MIN_LENGTH = 16
+
+
+@dataclass(frozen=True)
+class SwarmSecret:
+    """The secret master and workers of ``sv7 swarm`` share (never on the command line)."""
+
+    value: str = field(repr=False)
+    #: Where it came from, for messages: the variable's name or ``sv7.toml [swarm] secret``.
+    source: str
+
+
+def load_swarm_secret(
+    config_file: Path | None = None, environ: Mapping[str, str] | None = None
+) -> SwarmSecret | None:
+    """``SV7_SWARM_SECRET``, else ``secret`` in the ``[swarm]`` table of sv7.toml; None when
+    neither is set. A secret too short to resist guessing is a usage error naming its source."""
+    env = os.environ if environ is None else environ
+    value: object = env.get(SWARM_SECRET_VARIABLE) or None
+    source = SWARM_SECRET_VARIABLE
+    path = config_file if config_file is not None else (
+        Path("sv7.toml") if Path("sv7.toml").is_file() else None)  # fmt: skip
+    if value is None and path is not None:
+        table = _read_toml(path, "configuration").get("swarm", {})
+        if not isinstance(table, dict):
+            raise UsageError(f"{path}: [swarm] must be a table")
+        value, source = table.get("secret"), f"{path} [swarm] secret"
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value.strip()) < SWARM_SECRET_MIN_LENGTH:
+        raise UsageError(
+            f"{source}: the swarm's secret must be text of at least {SWARM_SECRET_MIN_LENGTH} "
+            "characters, the same on the master and every worker (make one with: python -c "
+            "'import secrets; print(secrets.token_urlsafe(32))')"
+        )
+    return SwarmSecret(value, source)
+
+
 def _logins(
     file: _File,
     specs: Sequence[str],

@@ -350,7 +350,8 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
     RunOption("--ca-file", "ca_file", existing_file,
               "PEM file of the CA(s) to trust for the target"),
     RunOption("--timeout", "timeout", number(0, above=True),
-              "seconds to wait for the target (default 30)"),
+              "the longest one call to the target may take, from connecting to the last byte of "
+              "the answer, in seconds (default 30)"),
     RunOption("--insecure", "insecure", boolean,
               "do not verify the target's certificate (said once on stderr and in the file)",
               switch=True),

@@ -166,12 +166,14 @@ def test_cleanup_finds_a_facility_whose_id_never_came_back(
     cat.create(Bean("Investigation", {"facility": Bean("Facility", {"id": facility}),
                                       "name": "lost", "visitId": "1", "title": "t",
                                       "type": _investigation_type(cat, facility)}))
-    other = cat.create(Bean("Facility", {"name": ctx.tag.name + "-not-this-run"}))
+    # a name that only begins like the tag is not the run's (the run's are tag or tag-suffix)
+    other = cat.create(Bean("Facility", {"name": ctx.tag.name + "0"}))
 
     report = cleanup(cat, Journal.load(tmp_path / "journal.jsonl"))  # as sv7 cleanup does
-    assert (report.deleted, report.by_name) == (1, 1)
+    # the Facility, its InvestigationType and Investigation: none journaled, all the run's
+    assert (report.deleted, report.by_name, report.already_gone) == (3, 3, 0)
     assert_clean(ctx)
-    assert cat.get("Facility", other).id == other  # only the journal's own name is taken
+    assert cat.get("Facility", other).id == other
     cat.delete(Bean("Facility", {"id": other}))
     cat.close()
 

@@ -21,6 +21,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from igestbench.run.stopping import stop_signals
     from igestbench.verify import cmd_check as check
+    from igestbench.verify.check import UNKNOWN
 
-    return check(args)
+    # a monitoring probe stopped (Ctrl-C, a scheduler's SIGTERM) says so in its own convention
+    # rather than dying silently, or reporting the checks it did as if that was all
+    with stop_signals() as stop:
+        try:
+            return check(args)
+        except KeyboardInterrupt:
+            print(f"ICAT UNKNOWN - interrupted by {stop.name} before the checks ended", flush=True)
+            return UNKNOWN

@@ -33,8 +33,10 @@ FORMAT_NAME = "igestbench-result"
 #     cleanup.journal and cleanup.foreign (issue 10); run.profile ("quick" or "full"; absent
 #     reads as "full") and target.name ("built-in" on the built-in catalogue) (issue 14); from
 #     sv7 swarm (issue 13) run.mode, sweeps[].swarm (its own "version", 1: workers, hosts, lost
-#     workers, per-worker steps) and per step sweeps[].steps[].workers, lost_workers,
-#     lateness_ms, histograms, ops; the interface of every figure (issue 12):
+#     workers, per-worker steps; 2 (issue 19): users follow demand, users_cap_per_worker,
+#     authenticated) and per step sweeps[].steps[].workers, lost_workers, lateness_ms,
+#     histograms, ops (and with swarm version 2: users, user_capped, client_bound,
+#     worker_cpu_percent); the interface of every figure (issue 12):
 #     benchmarks[].interface and sweeps[].interface ("soap" | "rest", typed), run.interfaces
 #     (what was measured) and target.interfaces (what the target serves, and why). A file
 #     without them measured SOAP only: the loader reads a missing interface as "soap"
@@ -58,6 +60,8 @@ FORMAT_NAME = "igestbench-result"
 #     reads it; its headline figures in summary (workload "scale": per query x interface x role
 #     the p50 at the largest size and the growth, and the population rate; results/
 #     scale_rows.py) — a file whose summary lacks them reads them computed from its section.
+#     cleanup.kept (issue 18): the run's own objects kept because something not the run's
+#     hangs below them.
 FORMAT_VERSION = 2
 
 #: ``target.name`` of a run against the built-in catalogue (``target.local``): its URL names a new

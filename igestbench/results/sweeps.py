@@ -24,7 +24,12 @@ decided (``sustained_rate``; ``sv7 swarm`` leaves out steps that lost a worker).
 * no higher step ran because the sweep ended early (time budget, a stop, the target gone): a
   lower bound too, with the reason;
 * no step met the objective: an upper bound, ``< 10.0 requests/s`` (the lowest step), and how the
-  lowest step broke it. A sustained rate is never shown as ``None``.
+  lowest step broke it. A sustained rate is never shown as ``None``;
+* the step that broke the objective was bounded by a limit of the suite — ``sv7 swarm``'s
+  ``--users`` cap (``user_capped``): the rate is a lower bound, marked ``user-capped``, and the
+  verdict says it is the suite's limit, not the catalogue's ("objective broken at 80.0
+  requests/s: …; the --users cap bounded that step: a limit of the suite, not of the catalogue
+  — raise --users").
 """
 
 from __future__ import annotations
@@ -143,6 +148,12 @@ def step_line(step: Mapping[str, Any], slo_ms: float | None) -> str:
     workers = step.get("workers")
     if isinstance(workers, int) and not isinstance(workers, bool):
         parts.append(f"{workers} worker{'s' if workers != 1 else ''}")
+    users = step.get("users")  # sv7 swarm: the users its workers sized by demand
+    used = users.get("used") if isinstance(users, Mapping) else None
+    if isinstance(used, int) and not isinstance(used, bool):
+        parts.append(f"{used} user{'s' if used != 1 else ''}")
+    if step.get("user_capped") is True:
+        parts.append("user-capped")
     if step.get("client_bound") is True:
         parts.append("client-bound")
     problem = _step_problem(step, slo_ms)
@@ -180,6 +191,11 @@ class SweepVerdict:
         return f"sustained {self.text} ({objective_text(self.slo_ms)}) — {self.reason}"
 
 
+#: What a verdict adds when ``sv7 swarm``'s --users cap bounded the step that decided it.
+_USER_CAP = ("; the --users cap bounded that step: a limit of the suite, not of the catalogue — "
+             "raise --users")
+
+
 def _steps(sweep: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     steps = [s for s in sweep.get("steps") or () if isinstance(s, Mapping)
              and _number(s.get("demanded_rate")) is not None]
@@ -202,10 +218,13 @@ def sweep_verdict(sweep: Mapping[str, Any], cap_option: str = "--max-rate") -> S
         problem = _step_problem(lowest, slo)
         how = f": {problem}" if problem else ""
         ended = f"; the sweep ended: {stopped}" if stopped else ""
+        capped = lowest.get("user_capped") is True
         return SweepVerdict(
-            _number(lowest["demanded_rate"]), "upper", _sent(lowest), (),
+            _number(lowest["demanded_rate"]), "upper", _sent(lowest),
+            ("user-capped",) if capped else (),
             f"no step met the objective; at the lowest, "
-            f"{_rate(_number(lowest['demanded_rate']))}{how}{ended}", slo)
+            f"{_rate(_number(lowest['demanded_rate']))}{how}{_USER_CAP if capped else ''}"
+            f"{ended}", slo)
     at = next((s for s in steps if float(s["demanded_rate"]) == sustained), None)
     samples = _sent(at) if at is not None else 0
     if at is not None and at.get("client_bound") is True:
@@ -226,6 +245,11 @@ def _verdict(sustained: float, samples: int, steps: list[Mapping[str, Any]],
         problem = _step_problem(broken, slo)
         how = f": {problem}" if problem else ""
         ended = f"; the sweep ended: {stopped}" if stopped else ""
+        if broken.get("user_capped") is True:  # the suite's limit, not the catalogue's
+            return SweepVerdict(
+                sustained, "lower", samples, ("user-capped",),
+                f"objective broken at {_rate(_number(broken['demanded_rate']))}{how}"
+                f"{_USER_CAP}{ended}", slo)
         return SweepVerdict(
             sustained, None, samples, (),
             f"objective broken at {_rate(_number(broken['demanded_rate']))}{how}{ended}", slo)
