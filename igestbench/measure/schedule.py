@@ -64,7 +64,9 @@ Operation = Callable[[Catalogue], object]
 Reconnect = Literal["new-client", "reopen"]
 
 #: Error causes where nothing answered (the others are answers: faults, wrong results, statuses).
-NO_ANSWER = frozenset({"timeout", "refused", "reset", "tls", "dns", "client-resources"})
+NO_ANSWER = frozenset(
+    {"connect-timeout", "timeout", "refused", "reset", "tls", "dns", "client-resources"}
+)
 _RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.EADDRNOTAVAIL, errno.ENOBUFS})
 _CAUSE_NAMES = {TransportCause.CONNECTION: "reset"}
 
