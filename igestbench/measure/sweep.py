@@ -218,15 +218,21 @@ class SweepResult:
     #: Why the sweep ended before ``max_rate`` (None when it ran every step).
     stopped: str | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: The warm-up before the first step, not counted (:meth:`OpenLoop.warm_up`): its rate,
+    #: seconds, clients made and calls; None: none ran.
+    warmup: Mapping[str, float | int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        entry = {
             "flavour": self.flavour,
             "slo_ms": self.slo_ms,
             "connection_mode": self.connection_mode,
             "steps": [s.to_dict() for s in self.steps],
             "sustained_rate": self.sustained_rate,
         }
+        if self.warmup is not None:
+            entry["warmup"] = dict(self.warmup)
+        return entry
 
 
 def run_sweep(
@@ -241,7 +247,10 @@ def run_sweep(
     step_total = config.repeat * (config.warmup_s + config.step_s)
     steps: list[StepResult] = []
     stopped: str | None = None
-    for rate in sweep_rates(config):
+    rates = sweep_rates(config)
+    # the first step must not pay for connections, logins and cold server caches
+    warmup = load.warm_up(rates[0], config.warmup_s) if rates and not load.stopped else None
+    for rate in rates:
         if time.monotonic() - started + step_total > config.max_total_s:
             stopped = f"time budget of {config.max_total_s:g} s reached before {rate:g}/s"
             break
@@ -267,4 +276,5 @@ def run_sweep(
         steps=tuple(steps),
         sustained_rate=sustained_rate(steps, config.slo_ms),
         stopped=stopped,
+        warmup=warmup,
     )
