@@ -29,10 +29,10 @@ def fill(where: Path) -> None:
         while True:
             out.write(b"\0" * 65536)
             out.flush()
-    with contextlib.suppress(OSError):  # and the last few bytes, past the buffer
-        with (where / "filler-2").open("wb", buffering=0) as out:
-            while out.write(b"\0" * 512):
-                pass
+    # and the last few bytes, past the buffer
+    with contextlib.suppress(OSError), (where / "filler-2").open("wb", buffering=0) as rest:
+        while rest.write(b"\0" * 512):
+            pass
 
 
 @needs_locust
