@@ -286,7 +286,7 @@ def test_a_worker_refuses_a_master_whose_target_is_not_its_own(
         (["worker", "--master", "node:x"], "'node:x': the port"),
         (["master", "--workload", "burst", "--mix", "search=1"], "--mix is the mix of"),
         (["master", "--rates", "10"], "name the catalogue with --target"),
-        (["master", "--rates", "0,10"], "--rates: expected a number greater than 0"),
+        (["master", "--rates", "0,10"], "--rates: expected a rate in requests per second"),
     ],
 )
 def test_bad_swarm_options_are_one_line_and_exit_2(args: list[str], message: str) -> None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from igestbench.measure.stats import LatencyStats, OpStats, mean_ci95, merge_ops
-from igestbench.results.sweeps import meets_objective
+from igestbench.results.sweeps import meets_objective, rate_text
 
 if TYPE_CHECKING:
     from igestbench.measure.sampler import Sampler
@@ -148,10 +148,11 @@ def combine(repetitions: Sequence[StepResult]) -> StepResult:
 def step_failure(step: StepResult, slo_ms: float) -> str | None:
     """Why ``step`` clearly failed (a sweep stops there), or None."""
     if step.error_fraction >= FAILED_ERROR_FRACTION:
-        return f"{step.demanded_rate:g}/s: errors on {step.error_fraction:.0%} of the calls"
+        return f"{rate_text(step.demanded_rate)}: errors on {step.error_fraction:.0%} of the calls"
     median = step.corrected.percentile_ms(50.0)
     if median > FAILED_SLO_FACTOR * slo_ms:
-        return f"{step.demanded_rate:g}/s: median latency {median:.1f} ms > 10 x {slo_ms:g} ms"
+        return (f"{rate_text(step.demanded_rate)}: median latency {median:.1f} ms > 10 x "
+                f"{slo_ms:g} ms")  # fmt: skip
     return None
 
 
@@ -252,7 +253,8 @@ def run_sweep(
     warmup = load.warm_up(rates[0], config.warmup_s) if rates and not load.stopped else None
     for rate in rates:
         if time.monotonic() - started + step_total > config.max_total_s:
-            stopped = f"time budget of {config.max_total_s:g} s reached before {rate:g}/s"
+            stopped = (f"time budget of {config.max_total_s:g} s reached before "
+                       f"{rate_text(rate)}")  # fmt: skip
             break
         in_phase = sampler.phase(f"{phase}/{rate:g}") if sampler else contextlib.nullcontext()
         with in_phase as series:
@@ -264,7 +266,7 @@ def run_sweep(
             step = dataclasses.replace(step, client_cpu=series.client_summary())
         steps.append(step)
         if load.stopped:
-            stopped = f"stopped during the step at {rate:g}/s"
+            stopped = f"stopped during the step at {rate_text(rate)}"
             break
         stopped = step_failure(step, config.slo_ms)
         if stopped is not None:
