@@ -312,7 +312,7 @@ def test_without_locust_sv7_swarm_says_what_to_install() -> None:
     # the help says what is true of the swarm: --target is required, no profiles, the secret
     text = " ".join(helped.stdout.split())
     assert "built-in" not in text and "quick" not in text and "full 200" not in text
-    assert "(required, here or as SV7_TARGET" in text and "(default 200)" in text
+    assert "(required, here or as SV7_TARGET" in text and "(requests/s; default 200)" in text
     assert "SV7_SWARM_SECRET" in text
     done = subprocess.run([*run, "worker"], env=env, capture_output=True, text=True)
     assert done.returncode == 2
