@@ -255,6 +255,7 @@ class LocalCatalogue:
                 max_bodies_in_flight=self.config.max_bodies_in_flight_bytes,
                 idle_timeout=self.config.idle_timeout_s,
             ),
+            date_header=self.config.date_header,
         )
         self._connections = factory
         ssl_ctx = self.tls.server_context() if self.tls else None

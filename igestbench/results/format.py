@@ -62,6 +62,8 @@ FORMAT_NAME = "igestbench-result"
 #     scale_rows.py) — a file whose summary lacks them reads them computed from its section.
 #     cleanup.kept (issue 18): the run's own objects kept because something not the run's
 #     hangs below them.
+#     sweeps[].warmup: the warm-up before the first step (rate, seconds, clients, calls), not
+#     counted; a file without it ran the first step without one.
 FORMAT_VERSION = 2
 
 #: ``target.name`` of a run against the built-in catalogue (``target.local``): its URL names a new
