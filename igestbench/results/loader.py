@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 from urllib.parse import urlsplit
 
+import orjson
+
 from igestbench.results.contents import Damage, checked
 from igestbench.results.format import (
     CHECKED_METADATA,
@@ -246,7 +248,7 @@ def _parse(path: Path, data: bytes) -> JSONObject:
     if start[0] not in '{["-0123456789tfn':
         raise ResultFileError(path, f"not JSON (it starts with {text.lstrip()[:20]!r})")
     try:
-        doc = json.loads(text, parse_constant=_not_json)
+        doc = _decode(text)
     except _NotJson as exc:
         raise ResultFileError(
             path, f"not valid JSON: {exc} is not a JSON number (written by a non-strict writer?)"
@@ -267,6 +269,26 @@ def _parse(path: Path, data: bytes) -> JSONObject:
         shown = repr(doc["format"])[:60]
         raise ResultFileError(path, f'foreign JSON file: format is {shown}, not "{FORMAT_NAME}"')
     return doc
+
+
+#: a number orjson would not read as json does: an integer beyond 64 bits becomes a float there
+_LONG_NUMBER = re.compile(r"\d{19}")
+
+
+def _decode(text: str) -> Any:
+    """The JSON value of ``text`` as :func:`json.loads` reads it (NaN and Infinity refused).
+
+    orjson reads a result file three times faster and gives the same values; it refuses
+    what it cannot read exactly (NaN, 1e400, lone surrogates, nesting beyond 1024, malformed
+    text), and text with a long run of digits (an integer beyond 64 bits, which it would read
+    as a float) does not go to it: json reads those, and says what is wrong as it always did.
+    """
+    if _LONG_NUMBER.search(text) is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text, parse_constant=_not_json)
 
 
 class _NotJson(ValueError):
