@@ -32,13 +32,13 @@ def _typed(value: Any) -> Any:
 
 @pytest.mark.parametrize("text", SAME, ids=range(len(SAME)))
 def test_values_and_their_types_are_jsons(text: str) -> None:
-    assert _typed(_decode(text)) == _typed(json.loads(text))
+    assert _typed(_decode(text, text.encode())) == _typed(json.loads(text))
 
 
 @pytest.mark.parametrize("text", ["NaN", "[1, -Infinity]", '{"a": 1,}', '{"a": "\t"}', "[1"])
 def test_what_json_refuses_is_refused_with_its_error(text: str) -> None:
     with pytest.raises((json.JSONDecodeError, _NotJson)) as found:
-        _decode(text)
+        _decode(text, text.encode())
     if not isinstance(found.value, _NotJson):
         with pytest.raises(json.JSONDecodeError) as expected:
             json.loads(text)
