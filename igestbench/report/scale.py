@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from igestbench.report.charts import Chart
+from igestbench.report.charts import Chart, chart_colours
+from igestbench.report.colours import colour_of, dash_for, paler
 from igestbench.report.series import Panel, Series
 from igestbench.results.campaign import Campaign, CampaignRun
 from igestbench.results.figures import MS, P50, SCALE, figure, format_number
@@ -106,7 +107,9 @@ def _queries(sections: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, str], ..
 
 
 def _chart(index: int, target: str, runs: Sequence[tuple[CampaignRun, Mapping[str, Any]]],
-           queries: Sequence[tuple[str, str]]) -> Chart | None:
+           queries: Sequence[tuple[str, str]], colours: Mapping[str, str]) -> Chart | None:
+    """One panel per query; a line per site, interface and role: the site's colour (paler for
+    the ordinary member), dashed for REST — as in every chart of the page."""
     unit = figure(SCALE, P50).unit
     panels = []
     for name, label in queries:
@@ -116,9 +119,12 @@ def _chart(index: int, target: str, runs: Sequence[tuple[CampaignRun, Mapping[st
                 if query != name:
                     continue
                 sizes = sorted(points)
+                colour = colour_of(colours, run.site)
                 series.append(Series(
                     f"{run.site} · {INTERFACE_NAMES.get(interface, interface)} · {role}",
-                    tuple(float(s) for s in sizes), tuple(points[s] for s in sizes)))
+                    tuple(float(s) for s in sizes), tuple(points[s] for s in sizes),
+                    colour=paler(colour) if role == "member" else colour,
+                    dash=dash_for(interface)))
         panels.append(Panel(label, "Datafiles in the catalogue", f"p50 ({unit})",
                             tuple(sorted(series, key=lambda s: s.label)), log=True,
                             empty_note="not measured"))  # fmt: skip
@@ -176,9 +182,10 @@ def scale_view(campaign: Campaign) -> ScaleView | None:
         return None
     queries = _queries([s for _, s in measured])
     charts, growth, ratios, notes, cells = [], [], [], [], []
+    colours = chart_colours(campaign)
     for index, target in enumerate(campaign.targets):
         runs = [(r, s) for r, s in measured if r.target == target.name]
-        chart = _chart(index, target.name, runs, queries)
+        chart = _chart(index, target.name, runs, queries, colours)
         if chart is not None:
             charts.append(chart)
         for run, section in runs:
