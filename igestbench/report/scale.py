@@ -62,6 +62,24 @@ class RatioRow:
 
 
 @dataclass(frozen=True)
+class LatencyRow:
+    """One run's p50 of each query at one size, as one role over one interface (the numbers
+    the chart draws, for the Markdown page)."""
+
+    target: str
+    site: str
+    interface: str
+    role: str
+    size: int
+    #: p50 (ms) per query, None where not measured
+    cells: tuple[float | None, ...]
+
+    @staticmethod
+    def text(value: float | None) -> str:
+        return format_number(value)
+
+
+@dataclass(frozen=True)
 class ScaleView:
     #: (name, label) of each query, in the order of the runs' sets
     queries: tuple[tuple[str, str], ...]
@@ -72,6 +90,10 @@ class ScaleView:
     notes: tuple[str, ...]
     #: every measured cell, as scale.csv holds it (SCALE_CSV_HEADER)
     cells: tuple[list[Any], ...] = ()
+    #: the p50s the charts draw, per run, interface, role and size (the Markdown's table)
+    latency: tuple[LatencyRow, ...] = ()
+    #: the unit of a latency (the registry's: figures.figure(SCALE, P50))
+    unit: str = MS
 
     def with_drawings(self, charts: Sequence[Chart]) -> ScaleView:
         return replace(self, charts=tuple(charts))
@@ -181,7 +203,7 @@ def scale_view(campaign: Campaign) -> ScaleView | None:
     if not measured:
         return None
     queries = _queries([s for _, s in measured])
-    charts, growth, ratios, notes, cells = [], [], [], [], []
+    charts, growth, ratios, notes, cells, latency = [], [], [], [], [], []
     colours = chart_colours(campaign)
     for index, target in enumerate(campaign.targets):
         runs = [(r, s) for r, s in measured if r.target == target.name]
@@ -192,12 +214,28 @@ def scale_view(campaign: Campaign) -> ScaleView | None:
             growth += _growth(target.name, run, section, queries)
             ratios += _ratios(target.name, run, section, queries)
             cells += _cells(run, section)
+            latency += _latency(target.name, run, section, queries)
             member = section.get("member")
             if isinstance(member, Mapping) and member.get("why"):
                 notes.append(f"{run.site} → {target.name}: measured as root only: "
                              f"{member['why']}")
     return ScaleView(queries, tuple(charts), tuple(growth), tuple(ratios), tuple(notes),
-                     tuple(cells))
+                     tuple(cells), tuple(latency), figure(SCALE, P50).unit)
+
+
+def _latency(target: str, run: CampaignRun, section: Mapping[str, Any],
+             queries: Sequence[tuple[str, str]]) -> list[LatencyRow]:
+    points = _points(section)
+    rows = []
+    for interface in dict.fromkeys(k[1] for k in points):
+        for role in ROLES:
+            sizes = sorted({size for (_, i, r), p in points.items() if i == interface
+                            and r == role for size in p})  # fmt: skip
+            for size in sizes:
+                cells = tuple(points.get((name, interface, role), {}).get(size)
+                              for name, _ in queries)  # fmt: skip
+                rows.append(LatencyRow(target, run.site, interface, role, size, cells))
+    return rows
 
 
 def _cells(run: CampaignRun, section: Mapping[str, Any]) -> list[list[Any]]:
