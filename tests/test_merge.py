@@ -251,6 +251,23 @@ def test_a_file_with_nan_is_skipped_and_named(tmp_path: Path, constant: str) -> 
     dump_campaign(outcome.document, tmp_path / "campaign.json")  # strict JSON all through
 
 
+@pytest.mark.parametrize("number", ["1e400", "-1e400"])
+def test_a_number_beyond_a_doubles_range_is_skipped_and_named(tmp_path: Path, number: str) -> None:
+    """Python's json reads 1e400 as infinity, which no JSON writer writes back: in a key no
+    check reads (here the run's) it reached the campaign writer, and sv7 merge ended with a
+    traceback (ValueError: Out of range float values)."""
+    good = write_result(tmp_path / "good", "HZB", T2, checks=[check("a")])
+    bad = write_result(tmp_path / "bad", "ESRF", T1)
+    text = bad.read_text(encoding="utf-8")
+    odd = tmp_path / "odd.json"
+    odd.write_text(text.replace('"run": {', f'"run": {{"odd": {number}, ', 1), "utf-8")
+    outcome = merge([good, odd], campaign())
+    assert [(s.file, s.reason) for s in outcome.skipped] == [
+        ("odd.json", f"not valid JSON: {number} (beyond a double's range) is not a JSON number "
+                     "(written by a non-strict writer?)")]
+    dump_campaign(outcome.document, tmp_path / "campaign.json")
+
+
 def test_a_gzip_bomb_is_skipped_without_inflating_it(tmp_path: Path) -> None:
     good = write_result(tmp_path, "HZB", T2, checks=[check("a")])
     bomb = gzip_bomb(tmp_path / "bomb.json.gz", 64)

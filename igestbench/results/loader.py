@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import gzip
 import json
+import math
 import os
 import re
 import zlib
@@ -292,7 +293,16 @@ def _decode(text: str, data: bytes) -> Any:
             return orjson.loads(text)
         except orjson.JSONDecodeError:
             pass
-    return json.loads(text, parse_constant=_not_json)
+    return json.loads(text, parse_constant=_not_json, parse_float=_finite)
+
+
+def _finite(literal: str) -> float:
+    """A JSON number as a float; one beyond a double's range (``1e400``, which json reads as
+    infinity) is refused: no JSON writer can write it back, and the campaign file must be."""
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _NotJson(f"{literal[:40]} (beyond a double's range)")
+    return value
 
 
 class _NotJson(ValueError):
