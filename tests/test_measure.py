@@ -135,14 +135,23 @@ def test_summarize_counts_errors_by_class_and_keeps_cold_calls_apart() -> None:
 
 
 def test_sampler_series_per_phase_and_stop() -> None:
+    lasted: dict[str, float] = {}
     with Sampler(interval_s=0.05) as sampler:
-        with sampler.phase("a"):
-            time.sleep(0.32)
-        with sampler.phase("b"):
-            time.sleep(0.12)
+        for phase, pause in (("a", 0.32), ("b", 0.12)):
+            began = time.monotonic()
+            with sampler.phase(phase):
+                time.sleep(pause)
+            lasted[phase] = time.monotonic() - began
     series = {s.phase: s for s in sampler.series()}
     assert {"a", "b"} <= set(series)
-    assert 5 <= len(series["a"].t_s) <= 9 and 2 <= len(series["b"].t_s) <= 5
+    # The samples of a phase cover it, from its first moment to its last: at least the pause,
+    # at most the whole block. The thread samples at most once an interval (a busy machine may
+    # wake it later, never sooner), and the phase's end adds one.
+    for phase, pause in (("a", 0.32), ("b", 0.12)):
+        covered = sum(series[phase].dt_s)
+        assert pause <= covered <= lasted[phase], (phase, covered, lasted[phase])
+        assert len(series[phase].t_s) <= lasted[phase] / 0.05 + 2
+    assert len(series["a"].t_s) >= 3  # it does sample meanwhile: 6 intervals, 2 samples at least
     entry = series["a"].to_dict()
     lengths = {k: len(v) for k, v in entry.items() if isinstance(v, list)}
     assert len(series["a"].dt_s) == len(series["a"].t_s)
@@ -233,8 +242,12 @@ def test_a_closed_port_is_counted_as_refused() -> None:
     url = f"http://127.0.0.1:{closed_port()}/ICATService/ICAT"
     with OpenLoop(lean(url), {"search": search_facilities}, workers=2) as load:
         step = load.run(50, 0.2)
-    assert step.errors == {"refused": step.sent} and step.sent == 10
-    assert step.response_rate == 0 and step.missed_slots == 0
+    # Every call sent was refused and none answered. A slot goes unsent only when a loaded
+    # machine woke its worker after the step's end (counted, as a missed slot).
+    assert step.errors == {"refused": step.sent} and step.sent + step.unsent == 10
+    assert step.response_rate == 0
+    # A refusal holds no worker: had each call hung for the step, the two would have sent two.
+    assert step.sent > 2
 
 
 def test_injected_faults_are_counted_by_icat_type() -> None:
@@ -243,9 +256,14 @@ def test_injected_faults_are_counted_by_icat_type() -> None:
         LocalCatalogue(ServeConfig(knobs=knobs)) as cat,
         OpenLoop(lean(cat.service_url), {"search": search_facilities}) as load,
     ):
+        began = time.monotonic()
         step = load.run(50, 0.2)
-    assert step.errors == {"INTERNAL": 10} and step.corrected.count == 0
-    assert step.response_rate == pytest.approx(50, rel=0.2)  # a fault is an answer
+        took = time.monotonic() - began
+    assert step.errors == {"INTERNAL": step.sent} and step.sent + step.unsent == 10
+    assert step.sent > 0 and step.corrected.count == 0
+    # A fault is an answer: every call sent was answered, within the step or the time run() took
+    # (however slow the machine), which bounds the response rate from below.
+    assert step.sent / max(step.duration_s, took) <= step.response_rate <= step.sent / 0.2
 
 
 def test_missed_slots_are_counted_when_the_target_is_slower_than_the_schedule() -> None:
@@ -260,18 +278,21 @@ def test_missed_slots_are_counted_when_the_target_is_slower_than_the_schedule() 
         elapsed = time.monotonic() - started
     assert step.sent + step.unsent == 50 and step.sent <= 6
     assert step.missed_slots >= 45 and step.late >= step.sent - 1
-    assert elapsed < 0.5 + 1.0 + 0.3  # bounded: schedule + drain (+ one call in flight)
+    # Bounded by the schedule: the slots not sent in time were left, not sent late one after
+    # the other (50 calls of 100 ms), which a busy machine could only make slower still.
+    assert elapsed < 50 * 0.100
 
 
 def test_a_call_hanging_past_the_drain_time_is_a_timeout_and_bounded() -> None:
-    knobs = FaultKnobs(stall_every=2, stall_seconds=3.0)  # the 2nd request: the call
+    knobs = FaultKnobs(stall_every=2, stall_seconds=10.0)  # the 2nd request: the call
     with LocalCatalogue(ServeConfig(knobs=knobs)) as cat:
         version = connect(ClientConfig(cat.service_url), "lean")  # made before it stalls all
         with OpenLoop(lambda: version, {"search": lambda c: c.user_name()}, workers=1,
                       drain_s=0.2) as load:  # fmt: skip
             started = time.monotonic()
-            step = load.run(20, 0.1)
-            assert time.monotonic() - started < 0.6
+            step = load.run(4, 0.5)  # slots at 0 and 0.25 s: the first hangs, the second waits
+            # given up after the drain time: returned while the call still hung (10 s)
+            assert time.monotonic() - started < 10.0
     assert step.errors == {"timeout": 1} and step.sent == 1 and step.unsent == 1
 
 
@@ -292,13 +313,28 @@ def test_connection_per_call_with_a_new_client_and_with_reopen(
     with OpenLoop(factory, ops, workers=2, calls_per_connection=1) as load:
         per_call = load.run(40, 0.5)
         assert load.connection_mode == "per-call"
-    assert per_call.errors == {} and len(made) == per_call.sent == 20
+    assert per_call.errors == {} and len(made) == per_call.sent > 0
+    assert per_call.sent + per_call.unsent == 20
     made.clear()
     closed.clear()
     with OpenLoop(factory, ops, workers=1, calls_per_connection=1, reconnect="reopen") as load:
         reopened = load.run(40, 0.5)
     # one client (one login), its connection closed after each call and reopened by the next
     assert reopened.errors == {} and len(made) == 1 and len(closed) == reopened.sent + 1
+
+
+def assert_scheduled(step: StepResult, scheduled: dict[str, int]) -> None:
+    """``step`` sent the calls of ``scheduled`` (operation: slots), but for its unsent slots.
+
+    Exact on a quiet machine. On a loaded one, a worker may get to a slot only after the step
+    has ended: that slot is not sent and counts as unsent, so each operation may fall short,
+    by the unsent slots in all. An operation sent more often than scheduled never passes.
+    """
+    short = {name: n - (step.ops[name].count if name in step.ops else 0)
+             for name, n in scheduled.items()}  # fmt: skip
+    assert set(step.ops) <= set(scheduled), step.ops
+    assert all(n >= 0 for n in short.values()), short
+    assert sum(short.values()) == step.unsent, (short, step.unsent)
 
 
 def test_a_mix_issues_each_op_by_its_weight_and_reports_success_per_op(
@@ -313,19 +349,35 @@ def test_a_mix_issues_each_op_by_its_weight_and_reports_success_per_op(
     ops = {"search": search_facilities, "wrong": wrong}
     with OpenLoop(lean(catalogue.service_url), ops, {"search": 3, "wrong": 1}) as load:
         step = load.run(100, 0.4)
-    assert (step.ops["search"].count, step.ops["wrong"].count) == (30, 10)
+    assert_scheduled(step, {"search": 30, "wrong": 10})
     assert step.ops["search"].success_rate == 1.0 and step.ops["wrong"].success_rate == 0.0
-    assert step.errors == {"wrong-result": 10} and step.response_rate > 0
+    assert step.errors == {"wrong-result": step.ops["wrong"].count} and step.response_rate > 0
     with pytest.raises(ValueError, match="not given"):
         OpenLoop(lean(catalogue.service_url), ops, {"search": 1, "delete": 1})
 
 
 def test_stop_ends_a_step_early_and_refuses_further_ones(catalogue: LocalCatalogue) -> None:
-    with OpenLoop(lean(catalogue.service_url), {"search": search_facilities}) as load:
-        threading.Timer(0.3, load.stop).start()
+    sent: list[int] = []
+    stopped: list[int] = []
+
+    def search(client: Catalogue) -> object:
+        sent.append(time.perf_counter_ns())
+        return search_facilities(client)
+
+    with OpenLoop(lean(catalogue.service_url), {"search": search}) as load:
+
+        def stop() -> None:
+            stopped.append(time.perf_counter_ns())
+            load.stop()
+
+        threading.Timer(0.3, stop).start()
         started = time.monotonic()
         step = load.run(50, 30.0)
-        assert time.monotonic() - started < 1.0 and step.sent < 25
+        # A step of 30 s ended with the stop: no call began after it (but for one per worker
+        # already past its check), and run() returned at once, not at the step's end.
+        assert time.monotonic() - started < 30.0 / 3
+        assert stopped and sum(t > stopped[0] for t in sent) <= load.workers
+        assert step.sent == len(sent)
         assert load.run(50, 30.0).sent == 0
 
 
@@ -391,11 +443,13 @@ def test_a_sweep_stops_at_the_first_clearly_failing_step(catalogue: LocalCatalog
             raise WrongResult("broken")
         return None
 
-    config = SweepConfig(slo_ms=50, max_rate=200, start_rate=50, step_s=0.2, warmup_s=0)
+    # An objective no call on loopback misses however busy the machine: the first step is
+    # sustained by its lack of errors, which is what this test is about, not by its speed.
+    config = SweepConfig(slo_ms=60_000, max_rate=200, start_rate=50, step_s=0.2, warmup_s=0)
     with OpenLoop(lambda: connect(ClientConfig(catalogue.service_url), "lean"),
                   {"q": failing_from_the_second_step}) as load:  # fmt: skip
         result = run_sweep(load, config)
-    assert [s.demanded_rate for s in result.steps] == [50, 100]
+    assert [s.demanded_rate for s in result.steps] == [50, 100], result.stopped
     assert result.sustained_rate == 50 and result.stopped is not None
     entry = result.to_dict()
     assert set(entry) == {"flavour", "slo_ms", "connection_mode", "steps", "sustained_rate"}
