@@ -198,6 +198,10 @@ class RunConfig:
     warmup: float = 0.5
     calls_per_connection: int = 0
     mix: Mapping[str, int] = field(default_factory=lambda: {"search": 1})
+    #: Datafiles in the scale part's tree at each size (each size grown on top of the last).
+    scale_sizes: tuple[int, ...] = run_options.SCALE_SIZES
+    #: --yes: what needs agreeing to is agreed to (scale sizes above 100,000 on a target).
+    yes: bool = False
     fail_on: tuple[str, ...] = ()
     #: Seconds to wait for a target that stops answering mid-run before giving up on it.
     outage_wait: float = 120.0
@@ -226,6 +230,14 @@ class RunConfig:
             raise UsageError("--insecure and --ca-file contradict each other: choose one")
         if "soap" in (self.interfaces or ()) and set(self.flavours) <= {"rest"}:
             raise UsageError("--interface soap: --flavour names no SOAP client (zeep, lean …)")
+        biggest = max(self.scale_sizes)
+        if (self.target is not None and "scale" in self.parts and not self.yes
+                and biggest > run_options.SCALE_SIZES_WITHOUT_YES):
+            raise UsageError(
+                f"--scale-sizes {biggest}: a tree of more than "
+                f"{run_options.SCALE_SIZES_WITHOUT_YES:,} Datafiles on {self.target} needs --yes "
+                "(it is created, measured and removed again, on someone's production catalogue)"
+            )
         from igestbench.run.thresholds import parse_threshold
 
         for text in self.fail_on:
@@ -337,6 +349,11 @@ def load_run_config(
     options = _run_options(cli, file, env)
     profile = options.get("profile", run_options.DEFAULT_PROFILE)  # an option given wins
     options = {**run_options.PROFILE_SETTINGS[profile], **options, "profile": profile}
+    if options.get("target") is not None and "parts" not in options:
+        # a big tree on a partner's catalogue only when asked for by name
+        options["parts"] = tuple(
+            p for p in run_options.PARTS if p not in run_options.NAMED_ONLY_ON_TARGET
+        )
     if options.get("target") is not None and "site" not in options:
         # "local" names the built-in catalogue's runs; a run against a partner's catalogue that
         # took it too would merge with every other unnamed site into one row of the campaign
@@ -364,6 +381,49 @@ def load_logins(
     env = os.environ if environ is None else environ
     file = _config_file(config_file)
     return _logins(file, accounts, credentials_file, env, prompt, "optional", None)
+
+
+# --- sv7 swarm's secret ----------------------------------------------------------------------
+
+SWARM_SECRET_VARIABLE = "SV7_SWARM_SECRET"
+#: Shorter secrets are refused: the CURVE keys derive from it, and a handshake overheard on the
+#: network lets anyone try guesses offline.
+SWARM_SECRET_MIN_LENGTH = 16
+
+
+@dataclass(frozen=True)
+class SwarmSecret:
+    """The secret master and workers of ``sv7 swarm`` share (never on the command line)."""
+
+    value: str = field(repr=False)
+    #: Where it came from, for messages: the variable's name or ``sv7.toml [swarm] secret``.
+    source: str
+
+
+def load_swarm_secret(
+    config_file: Path | None = None, environ: Mapping[str, str] | None = None
+) -> SwarmSecret | None:
+    """``SV7_SWARM_SECRET``, else ``secret`` in the ``[swarm]`` table of sv7.toml; None when
+    neither is set. A secret too short to resist guessing is a usage error naming its source."""
+    env = os.environ if environ is None else environ
+    value: object = env.get(SWARM_SECRET_VARIABLE) or None
+    source = SWARM_SECRET_VARIABLE
+    path = config_file if config_file is not None else (
+        Path("sv7.toml") if Path("sv7.toml").is_file() else None)  # fmt: skip
+    if value is None and path is not None:
+        table = _read_toml(path, "configuration").get("swarm", {})
+        if not isinstance(table, dict):
+            raise UsageError(f"{path}: [swarm] must be a table")
+        value, source = table.get("secret"), f"{path} [swarm] secret"
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value.strip()) < SWARM_SECRET_MIN_LENGTH:
+        raise UsageError(
+            f"{source}: the swarm's secret must be text of at least {SWARM_SECRET_MIN_LENGTH} "
+            "characters, the same on the master and every worker (make one with: python -c "
+            "'import secrets; print(secrets.token_urlsafe(32))')"
+        )
+    return SwarmSecret(value, source)
 
 
 def _logins(

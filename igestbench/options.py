@@ -11,6 +11,7 @@ Adding an option is one entry here and one field in :class:`igestbench.config.Ru
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -20,7 +21,12 @@ from typing import Any
 
 from igestbench.errors import UsageError
 
-PARTS = ("verify", "full-cycle", "single-query", "burst", "multi-query", "sweep")
+PARTS = ("verify", "full-cycle", "single-query", "burst", "multi-query", "sweep", "scale")
+#: Parts that run against a --target only when --parts names them (they build big trees).
+NAMED_ONLY_ON_TARGET = ("scale",)
+#: Catalogue sizes (Datafiles) of the scale part; above the limit a --target needs --yes.
+SCALE_SIZES = (1_000, 10_000, 100_000)
+SCALE_SIZES_WITHOUT_YES = 100_000
 FLAVOUR_NAMES = ("zeep", "python-icat", "lean", "rest")
 #: ICAT's two interfaces over one entity manager: SOAP (/ICATService/ICAT) and REST (/icat/...).
 INTERFACES = ("soap", "rest")
@@ -39,7 +45,8 @@ DEFAULT_PROFILE = "quick"
 #: minute on a busy 2-core machine (README, Quick start).
 PROFILE_SETTINGS: Mapping[str, Mapping[str, Any]] = {
     "quick": {"flavours": ("zeep",), "concurrency": (1, 2), "cycles": 3, "files": 50,
-              "queries": 50, "max_rate": 40.0, "duration": 1.0, "warmup": 0.25},
+              "queries": 50, "batch_size": 10, "max_rate": 40.0, "duration": 1.0,
+              "warmup": 0.25, "scale_sizes": (300, 1_000)},
     "full": {},
 }
 
@@ -130,6 +137,26 @@ def levels(value: object) -> tuple[int, ...]:
             f"expected levels from 1 to {MAX_CONCURRENCY} separated by commas (e.g. 1,2,4), "
             f"not {_text(value)!r}"
         ) from None
+
+
+def sizes(value: object) -> tuple[int, ...]:
+    """Catalogue sizes in Datafiles, rising: ``1000,10000`` (``10_000`` and ``1e5`` read too)."""
+    wanted = "sizes in Datafiles, rising, separated by commas (e.g. 1000,10000,100000)"
+    found: list[int] = []
+    for item in _items(value):
+        text = item.replace("_", "")
+        try:
+            size = float(text) if re.fullmatch(r"\d+(\.\d*)?[eE]\d+", text) else int(text)
+        except ValueError:
+            raise OptionError(f"expected {wanted}, not {_text(value)!r}") from None
+        if size != int(size) or not 1 <= size <= 100_000_000:
+            raise OptionError(f"expected {wanted} from 1 to 100000000, not {item}")
+        found.append(int(size))
+    if not found:
+        raise OptionError(f"expected {wanted}")
+    if any(b <= a for a, b in itertools.pairwise(found)):
+        raise OptionError(f"expected {wanted}: each size on top of the last, not {_text(value)!r}")
+    return tuple(found)
 
 
 def names(choices: tuple[str, ...]) -> Parse:
@@ -278,7 +305,8 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
               "interfaces to measure: soap, rest (default: what the target serves; "
               "SOAP with the --flavour clients, REST with the rest client)"),
     RunOption("--parts", "parts", names(PARTS),
-              "verify,full-cycle,single-query,burst,multi-query,sweep (default: all)"),
+              "verify,full-cycle,single-query,burst,multi-query,sweep,scale (default: all; "
+              "with --target all but scale)"),
     RunOption("--concurrency", "concurrency", levels,
               "parallel clients per level, e.g. 1,2,4,8 (default 1,2)"),
     RunOption("--cycles", "cycles", whole(1),
@@ -287,7 +315,9 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
               "Datafiles per client in burst and multi-query (quick 50, full 200)"),
     RunOption("--queries", "queries", whole(1),
               "single-result queries per client (quick 50, full 200)"),
-    RunOption("--batch-size", "batch_size", whole(1), "createMany batch size (default 100)"),
+    RunOption("--batch-size", "batch_size", whole(1),
+              "createMany batch size (quick 10: five calls, so that createMany has warm calls "
+              "to measure; full 100)"),
     RunOption("--page-size", "page_size", whole(1),
               "LIMIT page size of the paged query (default 100)"),
     RunOption("--payload-bytes", "payload_bytes", whole(0),
@@ -306,6 +336,12 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
     RunOption("--mix", "mix", mix,
               f"operation mix of the sweep ({', '.join(MIX_OPERATIONS)}), "
               "e.g. search=21,get=8,create=1"),
+    RunOption("--scale-sizes", "scale_sizes", sizes,
+              "Datafiles in the scale part's tree at each size, rising (quick 300,1000; "
+              "full 1000,10000,100000; above 100000 a --target needs --yes)"),
+    RunOption("--yes", "yes", boolean,
+              "agree to what needs agreeing to: --scale-sizes above 100000 on a --target",
+              switch=True),
     RunOption("--fail-on", "fail_on", thresholds,
               "thresholds, ';'-separated, e.g. 'single-query.p99<50ms;sweep.sustained>=100/s'"),
     RunOption("--outage-wait", "outage_wait", number(0, above=False),
@@ -314,7 +350,8 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
     RunOption("--ca-file", "ca_file", existing_file,
               "PEM file of the CA(s) to trust for the target"),
     RunOption("--timeout", "timeout", number(0, above=True),
-              "seconds to wait for the target (default 30)"),
+              "the longest one call to the target may take, from connecting to the last byte of "
+              "the answer, in seconds (default 30)"),
     RunOption("--insecure", "insecure", boolean,
               "do not verify the target's certificate (said once on stderr and in the file)",
               switch=True),

@@ -12,6 +12,7 @@ from igestbench.client import ClientConfig, Endpoint, connect
 from igestbench.client.transport import (
     TransportCause,
     TransportFailure,
+    call_budget,
     http_session,
     status_failure,
     timeouts,
@@ -41,7 +42,7 @@ def fetch_wsdl(endpoint: Endpoint, config: ClientConfig) -> tuple[etree._Element
     session = http_session(config, endpoint)
     try:
         start = time.perf_counter_ns()
-        with transport_errors(endpoint.wsdl_url):
+        with transport_errors(endpoint.wsdl_url, timeout=call_budget(config)):
             response = session.get(endpoint.wsdl_url, timeout=timeouts(config))
         fetch_ms = elapsed_ms(start)
     finally:

@@ -30,6 +30,7 @@ from igestbench.workloads import (
 )
 from igestbench.workloads.journal import JournalLock
 from igestbench.workloads.ownership import facility_path
+from igestbench.workloads.run_tag import InvalidRunTag
 from tests.test_run import credentials_env, sv7
 
 #: what a full cycle creates
@@ -43,9 +44,12 @@ def login(cat: LocalCatalogue) -> Catalogue:
     return client
 
 
-def ingest(client: Catalogue, tmp: Path, site: str, journal: Journal) -> WorkloadContext:
+def ingest(
+    client: Catalogue, tmp: Path, site: str | RunTag, journal: Journal
+) -> WorkloadContext:
     """What a run does: a few full cycles below a Facility of its own, journaled."""
-    ctx = WorkloadContext(client, get_profile("6.2"), RunTag.new(site), journal)
+    tag = site if isinstance(site, RunTag) else RunTag.new(site)
+    ctx = WorkloadContext(client, get_profile("6.2"), tag, journal)
     run_full_cycle(ctx, generate_run(tmp / ctx.tag.name, ctx.tag.name, 3))
     return ctx
 
@@ -61,9 +65,18 @@ def below(client: Catalogue, facility: str) -> dict[str, set[int]]:
     return found
 
 
-def start_journal(path: Path, client: Catalogue, cat: LocalCatalogue, run: str) -> Journal:
+def start_journal(path: Path, client: Catalogue, cat: LocalCatalogue, tag: RunTag) -> Journal:
     identity = CatalogueIdentity(endpoint_of(cat.service_url).service_url, client.version())
-    return Journal.start(path, run, identity)
+    return Journal.start(path, tag.name, identity)
+
+
+def journaled_run(
+    client: Catalogue, cat: LocalCatalogue, tmp: Path, site: str
+) -> tuple[Path, WorkloadContext]:
+    """A run of ``site`` with its journal file in ``tmp`` (as sv7 run starts it)."""
+    path = tmp / f"{site}.journal.jsonl"
+    tag = RunTag.new(site)
+    return path, ingest(client, tmp, tag, start_journal(path, client, cat, tag))
 
 
 @pytest.fixture()
@@ -78,8 +91,7 @@ def test_a_journal_of_one_catalogue_deletes_nothing_on_another(
     ours, partners = two_catalogues
     mine, theirs = login(ours), login(partners)
     partner = ingest(theirs, tmp_path, "partner", Journal())  # the partner's own data
-    path = tmp_path / "run.journal.jsonl"
-    run = ingest(mine, tmp_path, "ours", start_journal(path, mine, ours, "sv7-ours"))
+    path, run = journaled_run(mine, ours, tmp_path, "ours")
     before = below(theirs, partner.tag.name)
     partners_ids = {(e, i) for e, ids in before.items() for i in ids}
     overlap = set(run.journal.entries) & partners_ids
@@ -114,8 +126,7 @@ def test_a_journaled_id_that_is_someone_elses_now_is_reported_and_left_alone(
     fresh_catalogue: LocalCatalogue, tmp_path: Path
 ) -> None:
     client = login(fresh_catalogue)
-    path = tmp_path / "run.journal.jsonl"
-    run = ingest(client, tmp_path, "ours", start_journal(path, client, fresh_catalogue, "sv7-x"))
+    path, run = journaled_run(client, fresh_catalogue, tmp_path, "ours")
     # the journal names two of the partner's objects, as an id the catalogue gave to someone
     # else after the run's own object was deleted would
     partner = ingest(client, tmp_path, "partner", Journal())
@@ -130,7 +141,7 @@ def test_a_journaled_id_that_is_someone_elses_now_is_reported_and_left_alone(
 
     result = sv7("cleanup", str(path), env=credentials_env())
     assert result.returncode == 1, result.stderr
-    assert "no longer belong to the run" in result.stderr
+    assert "2 object(s) are not the run's" in result.stderr
     assert "Investigation" in result.stderr and "journal kept" in result.stderr
     assert path.exists()
     assert below(client, partner.tag.name) == theirs  # untouched
@@ -150,8 +161,8 @@ def test_a_journal_without_a_run_facility_proves_nothing(
     theirs = below(client, partner.tag.name)
     journal = Journal()
     journal.add_many("Datafile", sorted(theirs["Datafile"]))
-    report = cleanup(client, journal)
-    assert report.deleted == 0 and len(report.foreign) == len(theirs["Datafile"])
+    with pytest.raises(InvalidRunTag, match="names no run"):
+        cleanup(client, journal)
     assert below(client, partner.tag.name) == theirs
     client.close()
 
@@ -170,8 +181,7 @@ def test_the_journal_of_a_run_still_going_is_left_alone(
 ) -> None:
     """``sv7 cleanup reports/`` from cron while a run goes on must not pull its data away."""
     client = login(fresh_catalogue)
-    path = tmp_path / "run.journal.jsonl"
-    run = ingest(client, tmp_path, "live", start_journal(path, client, fresh_catalogue, "sv7-l"))
+    path, run = journaled_run(client, fresh_catalogue, tmp_path, "live")
     before = below(client, run.tag.name)
     with JournalLock(path):  # as the runner holds it for the whole run
         result = sv7("cleanup", str(tmp_path), env=credentials_env())

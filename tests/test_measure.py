@@ -7,6 +7,8 @@ import math
 import random
 import socket
 import statistics
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -16,7 +18,7 @@ import pytest
 from igestbench.client import Catalogue, ClientConfig, TransportCause, TransportFailure, connect
 from igestbench.config import FaultKnobs, ServeConfig
 from igestbench.icat.faults import IcatSession
-from igestbench.measure.sampler import Sampler
+from igestbench.measure.sampler import CLIENT_THREAD_PREFIX, PhaseSeries, Sampler
 from igestbench.measure.schedule import OpenLoop, classify_failure, weighted_cycle
 from igestbench.measure.stats import (
     RAW_LIMIT,
@@ -124,10 +126,12 @@ def test_summarize_counts_errors_by_class_and_keeps_cold_calls_apart() -> None:
     assert search.cold_ms == [1.0] and search.latency.mean_ms == 3.5  # errors not in latency
     entry = search.to_dict()
     assert set(entry) == {"count", "ok", "errors", "mean_ms", "p50_ms", "p90_ms", "p99_ms",
-                          "max_ms", "histogram", "cold_ms"}  # fmt: skip
+                          "max_ms", "histogram", "cold_ms", "failed_ms"}  # fmt: skip
+    assert entry["failed_ms"] == 50.0  # the failed call's time: in a rate, not in the latency
     assert LatencyStats.decode(entry["histogram"]).count == 4
     both = merge_ops([ops, ops])
     assert (both["search"].count, both["search"].errors) == (10, {"IcatSession": 2})
+    assert both["search"].failed_ns == 100 * MS
     assert throughput_per_s(records) == pytest.approx(6 / 0.050000010, rel=1e-6)
 
 
@@ -167,23 +171,35 @@ def test_sampler_series_per_phase_and_stop() -> None:
     assert sum(len(s.t_s) for s in sampler.series()) == count
 
 
-def test_a_busy_client_thread_flags_its_phase_client_bound() -> None:
+def _spin_in(sampler: Sampler, phase: str, thread_name: str, seconds: float = 0.6
+             ) -> PhaseSeries:
     done = threading.Event()
 
     def spin() -> None:
         while not done.is_set():
             pass
 
+    with sampler.phase(phase) as series:
+        spinner = threading.Thread(target=spin, name=thread_name)
+        spinner.start()
+        time.sleep(seconds)
+        done.set()
+        spinner.join()
+    return series
+
+
+def test_the_load_threads_are_the_client_and_other_threads_are_not() -> None:
     with Sampler(interval_s=0.1) as sampler:
         with sampler.phase("idle"):
             time.sleep(0.3)
-        with sampler.phase("busy") as busy:
-            spinner = threading.Thread(target=spin)
-            spinner.start()
-            time.sleep(0.6)
-            done.set()
-            spinner.join()
-    assert busy.client_bound and busy.to_dict()["client_bound"]
+        busy = _spin_in(sampler, "busy", f"{CLIENT_THREAD_PREFIX}0")
+        other = _spin_in(sampler, "catalogue", "sv7-local-catalogue")
+    ran = [(c, cap) for c, cap in zip(busy.client_cpu_percent, busy.client_capacity_percent,
+                                      strict=True) if cap]
+    assert ran and all(cap == 100.0 for _, cap in ran)  # one interpreter: one core's worth
+    assert sum(c for c, _ in ran) > 0
+    assert other.client_capacity_percent == [0.0] * len(other.t_s)  # no client ran
+    assert not other.client_bound and other.client_summary()["cpu_percent"] is None
     idle = next(s for s in sampler.series() if s.phase == "idle")
     # Weighted by the time each sample covers, as the client-bound rule weighs them: the
     # milliseconds-long sample that closes a phase holds one 10 ms clock tick of CPU or none,
@@ -457,3 +473,55 @@ def test_a_sweep_stops_at_the_first_clearly_failing_step(catalogue: LocalCatalog
         *("demanded_rate", "duration_s", "sent", "request_rate", "response_rate"),
         *("missed_slots", "latency_ms", "errors"),
     }
+
+
+def test_a_busy_machine_or_catalogue_does_not_make_the_client_bound() -> None:
+    # the issue: every row "client-bound" because the whole machine's CPU was high (a
+    # catalogue on the same host, other jobs). A busy thread of this process that is no load
+    # thread (the built-in catalogue's) and a busy process of someone else are the machine's.
+    other = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        with Sampler(interval_s=0.1) as sampler:
+            # the clients: one idle worker process
+            idle = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"])
+            try:
+                sampler.add_process(idle.pid)
+                busy = _spin_in(sampler, "catalogue busy", "sv7-local-catalogue", 0.8)
+            finally:
+                idle.kill()
+                idle.wait()
+    finally:
+        other.kill()
+        other.wait()
+    summary = busy.client_summary()
+    assert not busy.client_bound and summary["bound"] is False and summary["why"] is None
+    assert summary["cpu_percent"] < 20 < summary["others_percent"]
+    assert summary["load_avg"] is not None and len(busy.load_avg) == len(busy.t_s)
+
+
+def _series(client: list[float], capacity: list[float], busiest: list[float],
+            wait: list[float] | None = None) -> PhaseSeries:
+    n = len(client)
+    return PhaseSeries("p", 1.0, t_s=[float(i) for i in range(n)], dt_s=[1.0] * n,
+                       client_cpu_percent=client, client_capacity_percent=capacity,
+                       busiest_process_percent=busiest, others_cpu_percent=[50.0] * n,
+                       load_avg=[3.5] * n, client_wait_percent=wait or [0.0] * n)
+
+
+def test_client_bound_is_the_suites_own_cpu_against_the_cores_it_could_use() -> None:
+    one_core = _series([95.0, 97.0], [100.0, 100.0], [95.0, 97.0])
+    assert one_core.client_bound
+    assert one_core.client_summary()["why"] == "the busiest client used 96 % of one core"
+    # eight clients on two cores: none saturated alone, together at what the cores allow
+    together = _series([185.0, 190.0], [200.0, 200.0], [25.0, 26.0])
+    assert together.client_bound
+    assert together.client_summary()["why"].startswith("the clients used 188 % of CPU of the 200")
+    waiting = _series([40.0, 40.0, 0.0], [100.0, 100.0, 0.0], [40.0, 40.0, 0.0],
+                      wait=[50.0, 54.0, 99.0])
+    summary = waiting.client_summary()
+    # starved by a busy machine: said beside, not taken for a saturated client; the sample
+    # without clients (capacity 0) counts for nothing
+    assert not waiting.client_bound and waiting.machine_busy
+    assert summary["busy_why"] == ("a client waited for a core 52 % of the time (load average "
+                                   "3.5, the rest of the machine used 50 % of CPU)")
+    assert not _series([30.0], [200.0], [20.0]).client_bound

@@ -171,11 +171,16 @@ def test_a_campaign_file_is_checked_on_load(tmp_path: Path) -> None:
         load_campaign(path)
     with pytest.raises(ResultFileError, match="not a campaign file"):
         load_campaign(RESULTS / "v2" / "ELETTRA_icat.example.org_20261121T223000-ab12.json")
-    doc = merge([write_result(tmp_path, "HZB", T2, checks=[check("a")])]).document
+    doc = merge([write_result(tmp_path, "HZB", T2, checks=[check("a")]),
+                 write_result(tmp_path, "ELETTRA", T2, checks=[check("a")])]).document
     del doc["runs"][0]["result"]["run"]["site"]
     dump_campaign(doc, path)
-    with pytest.raises(ResultFileError, match=r"runs\[0\].*missing required key run\.site"):
-        load_campaign(path)
+    # one damaged run costs that run, named with why; the campaign and its other run load
+    loaded = load_campaign(path)
+    assert [r.site for r in loaded.runs] == ["HZB"]
+    (skipped,) = loaded.skipped
+    assert skipped.file == doc["runs"][0]["file"]
+    assert skipped.reason == "runs[0] of the campaign file: missing required key run.site"
 
 
 # --- hostile and odd inputs: not strict JSON, gzip bombs, patterns the shell left alone -----

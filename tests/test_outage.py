@@ -126,7 +126,7 @@ def test_single_query_workers_wait_out_a_restart_and_resume(
         )  # fmt: skip
     seen: list[tuple[int, Outage]] = []
 
-    def on_records(chunk: list[TimingRecord]) -> None:
+    def on_records(index: int, chunk: list[TimingRecord]) -> None:
         restarter.begun.set()
 
     run = run_workers(specs, on_records=on_records, on_outage=lambda i, o: seen.append((i, o)))
@@ -178,12 +178,12 @@ class _Watching(Progress):
         super().__init__(io.StringIO(), live=False)
         self.begun = begun
 
-    def records(self, records: Any, counts: str | None = None) -> None:
-        super().records(records, counts)
+    def records(self, records: Any, counts: str | None = None, worker: int = 0) -> None:
+        super().records(records, counts, worker)
         self.begun.set()
 
-    def start(self, phase: str, total: int | None = None) -> None:
-        super().start(phase, total)
+    def start(self, phase: str, total: int | None = None, figures: Any = None) -> None:
+        super().start(phase, total, figures)
         if phase == "sweep":  # the sweep streams no records: its load begins here
             self.begun.set()
 

@@ -55,7 +55,9 @@ def test_a_run_stopped_on_a_fault_shows_failed_and_why(tmp_path: Path) -> None:
     page = render_html(report)
     assert page.count('<td class="failed-run">failed</td>') == 2  # p50 and p99
     assert f"(single-query): {STOPPED}" in page
-    assert "ended: failed" in page and "1 site," not in page  # two sites declared
+    # the notice says why the run failed, not only that it did
+    assert f"1 run failed — a workload&#39;s clients stopped: {STOPPED}: B → T1" in page
+    assert "Campaign <code>p</code>: 2 sites," in page  # two sites declared
     (csv_file,) = [f for f in write_csv(report, tmp_path / "csv") if f.name == "benchmarks.csv"]
     header, line = csv.reader(csv_file.read_text(encoding="utf-8").splitlines())
     fields = dict(zip(header, line, strict=True))
@@ -68,8 +70,10 @@ def test_a_run_stopped_on_a_fault_shows_failed_and_why(tmp_path: Path) -> None:
 def test_a_failed_level_is_no_point_and_a_panel_without_any_says_so(tmp_path: Path) -> None:
     campaign = _stopped_run(tmp_path)
     (scaling,) = [c for c in build_charts(campaign) if c.kind == "scaling"]
-    cycles, _, queries, query_latency = scaling.panels
-    assert cycles.ylabel == "NeXus files ingested/s" and query_latency.ylabel == "ms per query"
+    # the rates first, then the latencies: a column per measure
+    cycles, queries, *_ = scaling.panels
+    query_latency = next(p for p in scaling.panels if p.title == "single-query: mean latency")
+    assert cycles.ylabel == "cycles/s" and query_latency.ylabel == "ms per call"
     assert queries.series[0].y == (None, None)  # not (0.0, 0.0): nothing was measured
     svg = ChartArtist().draw(scaling).svg
     assert svg.count("no data: every run of it failed") == 2
@@ -128,7 +132,8 @@ def test_an_empty_campaign_says_no_data(tmp_path: Path) -> None:
 def test_the_scale_of_the_scores_is_next_to_them(tmp_path: Path) -> None:
     page = render_html(build_report(build_campaign(tmp_path)))
     scale = page.split('id="scores"')[1].split('<table class="scores">')[0]
-    assert "3 HTTPS on port 443" in scale and "out of 10" in scale
+    assert "3 HTTPS on port 443" in scale and "out of 20" in scale
+    assert "4 every site that tried got an answer" in scale  # what each point is for
 
 
 def test_relative_path_data_draws_the_same_points() -> None:
@@ -153,7 +158,8 @@ def test_relative_path_data_draws_the_same_points() -> None:
 
 def test_the_compact_svg_keeps_every_mark_and_defines_every_class() -> None:
     series = tuple(Series(f"s{i}", (1.0, 2.0, 4.0), (1.0 + i, 2.0, 3.5),
-                          low=(0.5, 1.5, 3.0), high=(1.5, 2.5, 4.0)) for i in range(3))
+                          low=(0.5, 1.5, 3.0), high=(1.5, 2.5, 4.0), colour=colour)
+                   for i, colour in enumerate(("#1f77b4", "#ff7f0e", "#2ca02c")))
     chart = Chart("k", "k", "K", (Panel("p", "x", "y", series, hline=2.0, hline_label="h"),))
     drawing = ChartArtist().draw(chart)
     assert len(drawing.svg) < 16_000
@@ -187,7 +193,8 @@ def test_quick_tours_are_labelled_apart_from_full_runs(tmp_path: Path) -> None:
     (notice,) = [n for n in report.notices if "quick tour" in n]
     assert notice.startswith("1 run is a quick tour") and "A → T2" in notice
     (scaling,) = [c for c in report.charts if c.kind == "scaling"]
-    assert {entry.label for entry in scaling.legend} == {"A · zeep (quick tour)", "B · zeep"}
+    assert {entry.label for entry in scaling.legend} == {"A · SOAP zeep (quick tour)",
+                                                         "B · SOAP zeep"}
     page = render_html(report)
     assert page.count('<span class="quick"') == 1
     assert "<td>quick tour</td>" in page and "<td>full</td>" in page

@@ -156,10 +156,19 @@ def test_no_target_runs_every_part_against_the_built_in_catalogue(tmp_path: Path
         (w, f, c) for w in WORKLOADS.split(",") for f in ("zeep", "rest") for c in (1, 2)}
     assert data["cleanup"]["left"] == 0
     assert data["run"]["status"] == "complete"
-    # the end: where the file is, and next commands that work as printed
+    # the scale part at the quick profile's sizes, root and the built-in reader as member
+    assert [z["size"] for z in data["scale"]["sizes"]] == [300, 1000]
+    assert data["scale"]["roles"] == {"root": "simple/ingest", "member": "simple/reader"}
+    # the end: the summary of the figures (the file's own rows), then where the file is, and
+    # next commands that work as printed
     (path,) = out.glob("*.json")
     lines = result.stdout.splitlines()
-    assert lines[:2] == [f"result file: {path.relative_to(tmp_path)}", "next:"]
+    end = lines.index(f"result file: {path.relative_to(tmp_path)}")
+    assert lines[end + 1] == "next:" and lines[0].startswith("summary (")
+    summary = "\n".join(lines[:end])
+    assert all(row["text"] in summary for row in data["summary"] if row["metric"] == "rate")
+    assert "sweep SOAP · lean: sustained " in summary and "sweep REST · rest: sustained" in summary
+    assert "None" not in summary
     merge_line = "  sv7 merge reports -o campaign.json && sv7 report campaign.json -o report.html"
     assert merge_line in lines and "  sv7 run --profile full" in lines
     assert "  python -m igestbench.example_campaign example-campaign" in lines

@@ -7,36 +7,28 @@ this pytest process. They skip where Locust is not installed; CI installs it (to
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from igestbench.client import ClientConfig, connect
 from igestbench.config import ServeConfig
 from igestbench.errors import UsageError
-from igestbench.icat.query import Condition, Query
 from igestbench.measure.stats import LatencyStats
 from igestbench.measure.sweep import StepResult
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.swarm.command import host_port, rate_list
 from igestbench.swarm.messages import StepReport, merge_parallel, step_from_wire, step_to_wire
+from tests.swarm_support import Swarm, free_port, left_below, needs_locust, no_traceback, sv7
 from tests.test_run import credentials_env
 
 ROOT = Path(__file__).resolve().parents[1]
-needs_locust = pytest.mark.skipif(
-    importlib.util.find_spec("locust") is None,
-    reason="Locust is not installed (pip install '.[distributed]')",
-)
 
 
 def _step(latencies_ms: list[float], rate: float = 10.0, errors: int = 0) -> StepResult:
@@ -52,9 +44,10 @@ def _step(latencies_ms: list[float], rate: float = 10.0, errors: int = 0) -> Ste
 
 def test_a_step_crosses_the_wire_unchanged() -> None:
     step = _step([1.5, 2.25, 40.0, 3.0], errors=2)
-    wire = json.loads(json.dumps(StepReport(3, step, 12.5, 4).to_wire()))  # as msgpack would
+    wire = json.loads(json.dumps(StepReport(3, step, 12.5, 4, 128, 0.25).to_wire()))  # as msgpack
     again = StepReport.from_wire(wire)
     assert again.index == 3 and again.users == 4 and again.cpu_percent == 12.5
+    assert (again.cap, again.capped_s) == (128, 0.25)
     assert step_to_wire(again.step) == step_to_wire(step)
     assert again.step.corrected.summary() == step.corrected.summary()
     assert again.step.corrected.exact and again.step.corrected.sum_ns == step.corrected.sum_ns
@@ -108,7 +101,8 @@ def test_sv7_run_and_serve_never_import_gevent() -> None:
         "patch_for_swarm(['run', '--target', 'x']); patch_for_swarm(['--debug', 'serve'])\n"
         "create_parser().parse_args(['swarm', 'master', '--rates', '5'])\n"
         "import igestbench.run.runner, igestbench.mock.catalogue, igestbench.swarm.messages\n"
-        "import igestbench.swarm.command\n"
+        "import igestbench.swarm.command, igestbench.swarm.wire, igestbench.swarm.sizing\n"
+        "import igestbench.swarm.summary, igestbench.swarm.record\n"
         "bad = [m for m in ('gevent', 'locust', 'zmq') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )
@@ -120,80 +114,10 @@ def test_sv7_run_and_serve_never_import_gevent() -> None:
 # --- the distributed sweep, end to end ---------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def _sv7(*args: str, log: Path) -> subprocess.Popen[bytes]:
-    with log.open("wb") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "igestbench", *args], stdout=out, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, env=credentials_env(), cwd=log.parent,
-        )  # fmt: skip
-
-
 @pytest.fixture()
 def swarm_catalogue() -> Iterator[LocalCatalogue]:
     with LocalCatalogue(ServeConfig()) as cat:
         yield cat
-
-
-class Swarm:
-    def __init__(self, cat: LocalCatalogue, tmp: Path, *master_args: str) -> None:
-        self.out = tmp / "out"
-        self.tmp = tmp
-        port = _free_port()
-        self.master = _sv7(
-            "swarm", "master", "--target", cat.service_url, "--expect-workers", "2",
-            "--bind", f"127.0.0.1:{port}", "--users", "3", "--warmup", "0.3",
-            "--out", str(self.out), "--wait-workers", "60", *master_args,
-            log=tmp / "master.log",
-        )  # fmt: skip
-        self.workers = [
-            _sv7("swarm", "worker", "--master", f"127.0.0.1:{port}", "--target",
-                 cat.service_url, log=tmp / f"worker{i}.log")
-            for i in range(2)
-        ]  # fmt: skip
-
-    def log(self) -> str:
-        return (self.tmp / "master.log").read_text()
-
-    def wait_for(self, text: str, timeout: float = 90) -> None:
-        deadline = time.monotonic() + timeout
-        while text not in self.log():
-            assert self.master.poll() is None, self.log()
-            assert time.monotonic() < deadline, self.log()
-            time.sleep(0.1)
-
-    def finish(self, timeout: float = 120) -> dict[str, Any]:
-        try:
-            code = self.master.wait(timeout)
-            for worker in self.workers:
-                worker.wait(30)  # the master's quit ends them
-        finally:
-            for proc in (self.master, *self.workers):
-                if proc.poll() is None:
-                    proc.kill()
-                    proc.wait()
-        assert code == 0, self.log()
-        (path,) = self.out.glob("*.json")
-        result: dict[str, Any] = json.loads(path.read_text())
-        return result
-
-
-def _left_below(cat: LocalCatalogue, tag: str) -> int:
-    client = connect(ClientConfig(cat.service_url), "zeep")
-    client.login("simple", {"username": "root", "password": "root"})
-    try:
-        (n,) = client.search(Query("Facility").where({"name": Condition("LIKE", tag + "%")})
-                             .count())  # fmt: skip
-        (files,) = client.search("SELECT COUNT(d) FROM Datafile d WHERE d.name LIKE 'swarm-%'")
-        return int(n) + int(files)
-    finally:
-        client.close()
 
 
 @needs_locust
@@ -201,7 +125,7 @@ def _left_below(cat: LocalCatalogue, tag: str) -> int:
 def test_two_workers_run_a_two_step_sweep_into_one_result_file(
     swarm_catalogue: LocalCatalogue, tmp_path: Path
 ) -> None:
-    swarm = Swarm(swarm_catalogue, tmp_path, "--rates", "10,20", "--duration", "1.5",
+    swarm = Swarm(swarm_catalogue.service_url, tmp_path, "--rates", "10,20", "--duration", "1.5",
                   "--mix", "search=3,create=1")  # fmt: skip
     result = swarm.finish()
     assert result["run"]["status"] == "complete"
@@ -221,10 +145,13 @@ def test_two_workers_run_a_two_step_sweep_into_one_result_file(
         assert merged.count == step["sent"] - sum(step["errors"].values())
         assert step["sent"] >= 0.8 * step["demanded_rate"] * step["duration_s"]
         assert set(step["ops"]) == {"search", "create"}
+        # the users the workers used, sized from demand: a few, far below the cap
+        assert 2 <= step["users"]["used"] <= 2 * 16 and step["users"]["cap_per_worker"] == 128
+        assert step["user_capped"] is False
     # what the workers created was journaled by the master and cleaned up with the rest
     assert info["created"] > 0
     assert result["cleanup"]["left"] == 0 and result["cleanup"]["deleted"] > info["created"]
-    assert _left_below(swarm_catalogue, result["run"]["tag"]) == 0
+    assert left_below(swarm_catalogue.service_url, result["run"]["tag"]) == 0
     # the file is one like any other: sv7 merge and sv7 report read it
     files = [str(p) for p in (tmp_path / "out").glob("*.json")]
     env = credentials_env()
@@ -245,14 +172,60 @@ def test_two_workers_run_a_two_step_sweep_into_one_result_file(
 
 @needs_locust
 @pytest.mark.slow
-def test_a_worker_killed_mid_run_is_recorded_as_lost_and_the_run_cleans_up(
+def test_a_swarm_file_records_the_swarm_and_the_terminal_says_how_the_sweep_went(
     swarm_catalogue: LocalCatalogue, tmp_path: Path
 ) -> None:
-    swarm = Swarm(swarm_catalogue, tmp_path, "--rates", "10,20,30", "--duration", "2",
+    """Issue 19: the file records the swarm's own options (not the quick tour's), the users per
+    worker and the target's interfaces; the master prints each step and the sweep's outcome,
+    with units, never None."""
+    swarm = Swarm(swarm_catalogue.service_url, tmp_path, "--rates", "5,10", "--duration", "1",
+                  "--slo-ms", "400", "--users", "6", workers=1)  # fmt: skip
+    result = swarm.finish()
+    run = result["run"]
+    assert run["mode"] == "swarm" and run["parts"] == ["sweep"] and run["interfaces"] == ["soap"]
+    assert "profile" not in run and "concurrency" not in run
+    options = run["options"]
+    assert {k: options[k] for k in ("rates", "duration", "warmup", "slo_ms", "workload",
+                                    "expect_workers", "users", "interface", "authenticated")} == {
+        "rates": [5.0, 10.0], "duration": 1.0, "warmup": 0.3, "slo_ms": 400.0,
+        "workload": "single-query", "expect_workers": 1, "users": 6, "interface": "soap",
+        "authenticated": False,
+    }  # fmt: skip
+    for absent in ("profile", "flavours", "parts", "concurrency", "cycles", "files"):
+        assert absent not in options
+    interfaces = result["target"]["interfaces"]
+    assert interfaces["measured"] == ["soap"] and interfaces["served"] == ["soap", "rest"]
+    assert "sv7 swarm measures SOAP" in interfaces["why"]
+    (sweep,) = result["sweeps"]
+    assert sweep["interface"] == "soap" and sweep["sustained_rate"] == 10.0
+    info = sweep["swarm"]
+    assert info["version"] == 2 and info["users_cap_per_worker"] == 6
+    (worker,) = info["per_worker"]
+    assert 1 <= worker["users"] <= 6 and [s["cap"] for s in worker["steps"]] == [6, 6]
+    # the terminal says what the file's summary says (the registry's words), with units
+    log = swarm.log()
+    assert "step 1: 5.00 requests/s demanded, " in log and "step 2: 10.0 requests/s demanded" in log
+    assert "1 worker, " in log and "met the objective" in log
+    (row,) = result["summary"]
+    assert row["text"] == "≥ 10.0 requests/s" and row["marks"] == ["capped"]
+    assert row["note"].startswith("capped: reached --rates/--max-rate (10.0 requests/s) with the "
+                                  "objective met")  # fmt: skip
+    assert f"sweep SOAP · lean: sustained {row['text']} (corrected mean and p99 < 400 ms" in log
+    assert row["note"] in log
+    assert "None" not in log
+
+
+@needs_locust
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM])
+def test_a_worker_killed_mid_run_is_recorded_as_lost_and_the_run_cleans_up(
+    swarm_catalogue: LocalCatalogue, tmp_path: Path, signum: signal.Signals
+) -> None:
+    swarm = Swarm(swarm_catalogue.service_url, tmp_path, "--rates", "10,20,30", "--duration", "2",
                   "--mix", "search=1,create=1")  # fmt: skip
-    swarm.wait_for("step 2 at 20/s")
+    swarm.wait_for("step 2 of 3 at 20.0 requests/s")
     time.sleep(0.5)
-    swarm.workers[1].send_signal(signal.SIGKILL)
+    swarm.workers[1].send_signal(signum)
     result = swarm.finish()
     assert result["run"]["status"] == "complete"
     (sweep,) = result["sweeps"]
@@ -262,9 +235,13 @@ def test_a_worker_killed_mid_run_is_recorded_as_lost_and_the_run_cleans_up(
     assert [s["lost_workers"] for s in sweep["steps"]] == [0, 1, 0]
     # the last step's whole rate went to the worker that was left
     assert sweep["steps"][2]["sent"] >= 0.8 * 30 * 2
-    assert any("was lost during the step at 20/s" in n for n in result["notes"])
+    assert any("was lost during the step at 20.0 requests/s" in n for n in result["notes"])
     assert result["cleanup"]["left"] == 0
-    assert _left_below(swarm_catalogue, result["run"]["tag"]) == 0
+    assert left_below(swarm_catalogue.service_url, result["run"]["tag"]) == 0
+    if signum == signal.SIGTERM:  # a stopped worker says goodbye: 143, and no traceback
+        assert swarm.workers[1].returncode == 143
+        assert lost["reason"] == "quit"
+        assert no_traceback(swarm.logs()), swarm.logs()
 
 
 @needs_locust
@@ -273,13 +250,13 @@ def test_a_worker_refuses_a_master_whose_target_is_not_its_own(
     swarm_catalogue: LocalCatalogue, tmp_path: Path
 ) -> None:
     """A worker logs in only where its own configuration says: never where a master sends it."""
-    port = _free_port()
+    port = free_port()
     other = swarm_catalogue.service_url.replace("127.0.0.1", "localhost")
-    master = _sv7("swarm", "master", "--target", swarm_catalogue.service_url, "--rates", "5",
-                  "--bind", f"127.0.0.1:{port}", "--out", str(tmp_path / "out"),
-                  log=tmp_path / "master.log")  # fmt: skip
-    worker = _sv7("swarm", "worker", "--master", f"127.0.0.1:{port}", "--target", other,
-                  log=tmp_path / "worker.log")  # fmt: skip
+    master = sv7("swarm", "master", "--target", swarm_catalogue.service_url, "--rates", "5",
+                 "--bind", f"127.0.0.1:{port}", "--out", str(tmp_path / "out"),
+                 log=tmp_path / "master.log")  # fmt: skip
+    worker = sv7("swarm", "worker", "--master", f"127.0.0.1:{port}", "--target", other,
+                 log=tmp_path / "worker.log")  # fmt: skip
     try:
         code = master.wait(120)
         worker.wait(30)
@@ -296,7 +273,10 @@ def test_a_worker_refuses_a_master_whose_target_is_not_its_own(
     (note,) = [n for n in result["notes"] if "no worker could set up" in n]
     assert "is not this worker's" in note and "refused" in note
     assert result["cleanup"]["left"] == 0
-    assert _left_below(swarm_catalogue, result["run"]["tag"]) == 0
+    assert left_below(swarm_catalogue.service_url, result["run"]["tag"]) == 0
+    # and the worker says why it did nothing
+    assert worker.returncode == 1
+    assert "could not set up" in (tmp_path / "worker.log").read_text()
 
 
 @needs_locust
@@ -329,6 +309,11 @@ def test_without_locust_sv7_swarm_says_what_to_install() -> None:
     run = [sys.executable, "-c", code, "swarm"]
     helped = subprocess.run([*run, "master", "--help"], env=env, capture_output=True, text=True)
     assert helped.returncode == 0 and "--expect-workers" in helped.stdout, helped.stderr
+    # the help says what is true of the swarm: --target is required, no profiles, the secret
+    text = " ".join(helped.stdout.split())
+    assert "built-in" not in text and "quick" not in text and "full 200" not in text
+    assert "(required, here or as SV7_TARGET" in text and "(default 200)" in text
+    assert "SV7_SWARM_SECRET" in text
     done = subprocess.run([*run, "worker"], env=env, capture_output=True, text=True)
     assert done.returncode == 2
     assert "pip install 'igestbench[distributed]'" in done.stderr, done.stderr

@@ -45,7 +45,9 @@ def test_units_are_normalised() -> None:
         ("single-query.p99<50ms", 1),  # get violates, jpql holds
         ("single-query/jpql.p99<50ms", 0),
         ("single-query.errors<1%", 1),  # get lost 2 %
-        ("single-query.throughput>=300/s", 0),
+        ("single-query.throughput>=250/s", 0),
+        # the rate the terminal and the report show: 198 lookups in 692 ms of calls
+        ("single-query.throughput>=300/s", 1),
         ("burst.p99<1s", 1),  # nothing measured: fails, loudly
         ("sweep.sustained>=100/s", 1),  # no sweep in the run
     ],

@@ -386,9 +386,38 @@ def test_check_warning_for_a_trusted_self_signed_certificate() -> None:
 
 
 def test_check_critical_when_refused(closed_port: int) -> None:
-    code, line = run_check(f"http://127.0.0.1:{closed_port}", 2.0, None, False, [])
+    code, line = run_check(f"http://127.0.0.1:{closed_port}", 2.0, None, False, [READER])
     assert code == 2, line
     assert line.startswith("ICAT CRITICAL - refused: ")
+    # a connectivity-only probe is just as critical about it
+    code, line = run_check(f"http://127.0.0.1:{closed_port}", 2.0, None, False, [],
+                           no_login=True)
+    assert code == 2 and line.startswith("ICAT CRITICAL - refused: ")
+
+
+def test_check_without_a_login_is_unknown_unless_asked_for(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, local_ca: LocalCatalogue
+) -> None:
+    """The issue: "ICAT OK - 6.2.0, no login configured, REST ok", exit 0 — a probe that
+    never logged in has not checked the service."""
+    assert local_ca.tls is not None
+    for name in ("SV7_AUTH", "SV7_USER", "SV7_PASSWORD"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(local_ca.tls.ca.parent)  # no sv7.toml here
+    target = ("--target", local_ca.service_url, "--ca-file", str(local_ca.tls.ca))
+    assert cmd_check(_check_args(*target)) == 3
+    line = capsys.readouterr().out
+    assert line.startswith("ICAT UNKNOWN - no login configured: set SV7_USER") \
+        and "--no-login" in line and line.count("\n") == 1
+    assert cmd_check(_check_args(*target, "--no-login")) == 0
+    line = capsys.readouterr().out
+    assert line.startswith("ICAT OK - 6.2.0, no login (--no-login), REST ok | rtt=")
+    assert "login=" not in line  # nothing logged in, nothing timed as a login
+    # --no-login asks for no account, even where one is configured
+    for name, value in (("SV7_AUTH", "simple"), ("SV7_USER", "reader"), ("SV7_PASSWORD", "x")):
+        monkeypatch.setenv(name, value)
+    assert cmd_check(_check_args(*target, "--no-login")) == 0
+    assert "no login (--no-login)" in capsys.readouterr().out
 
 
 def test_check_unknown_without_a_target_or_a_password(

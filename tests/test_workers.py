@@ -46,7 +46,7 @@ def test_workers_run_together_and_stream_records(catalogue: LocalCatalogue, tmp_
     streamed: list[int] = []
     run = run_workers(
         specs(catalogue, tmp_path, "single-query", 3),
-        on_records=lambda chunk: streamed.append(len(chunk)),
+        on_records=lambda index, chunk: streamed.append(len(chunk)),
     )
     assert sorted(o.index for o in run.outcomes) == [0, 1, 2]
     assert all(

@@ -26,7 +26,10 @@ class ClientConfig:
 
     #: Service URL (``https://host/ICATService/ICAT``), WSDL URL, or ``host[:port]``.
     url: str
+    #: The longest a connection may take to open.
     connect_timeout: float = 10.0
+    #: The longest one call may take — connecting, sending and the whole answer (``--timeout``;
+    #: :mod:`igestbench.client.deadline`) — and so each wait for data within it.
     read_timeout: float = 60.0
     #: PEM file of the CA(s) to trust instead of the system store.
     ca_file: Path | None = None

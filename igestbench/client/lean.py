@@ -9,7 +9,8 @@ saturate the client before the server. This path does as little as possible per 
   encoded by :func:`igestbench.icat.soapxml.encode_bean`);
 * HTTP is one keep-alive ``http.client`` connection. Measured on loopback it costs ~70-110 µs of
   client CPU per small call against ~420-480 µs for a pooled ``requests.Session``, and it keeps
-  separate connect and read timeouts (the socket's timeout is switched after connecting);
+  separate connect and read timeouts (the socket's timeout is switched after connecting), inside
+  the call's budget, which bounds the whole exchange (:mod:`igestbench.client.deadline`);
 * answers are parsed with lxml and decoded by the same code as the zeep flavour's
   (:func:`igestbench.client.transport.decode_answer`), so both return equal results.
 
@@ -27,10 +28,12 @@ from typing import Any
 
 from igestbench import redaction
 from igestbench.client.base import ClientConfig
+from igestbench.client.deadline import BoundedHTTPConnection, BoundedHTTPSConnection
 from igestbench.client.envelopes import envelope_template
 from igestbench.client.transport import (
     SOAP_HEADERS,
     USER_AGENT,
+    call_budget,
     decode_answer,
     profile_for_version,
     read_answer,
@@ -49,10 +52,16 @@ from igestbench.icat.soapxml import encode_bean, escape
 class KeepAliveConnection:
     """One persistent HTTP(S) connection to a service URL, reopened when the server closed it."""
 
+    #: http.client's connections on bounded sockets (:mod:`igestbench.client.deadline`)
+    http_class: type[http.client.HTTPConnection] = BoundedHTTPConnection
+    https_class: type[http.client.HTTPSConnection] = BoundedHTTPSConnection
+
     def __init__(self, endpoint: Endpoint, config: ClientConfig) -> None:
         self._endpoint = endpoint
         self._connect_timeout = config.connect_timeout
         self._read_timeout = config.read_timeout
+        #: the budget of a call (None: none, which only the benchmark of its cost uses)
+        self._budget: float | None = call_budget(config)
         self._tls = ssl_context(config) if endpoint.scheme == "https" else None
         self._headers = {**SOAP_HEADERS, "User-Agent": USER_AGENT}
         self._connection: http.client.HTTPConnection | None = None
@@ -61,11 +70,11 @@ class KeepAliveConnection:
         host, port = self._endpoint.host, self._endpoint.port
         connection: http.client.HTTPConnection
         if self._tls is not None:
-            connection = http.client.HTTPSConnection(
+            connection = self.https_class(
                 host, port, timeout=self._connect_timeout, context=self._tls
             )
         else:
-            connection = http.client.HTTPConnection(host, port, timeout=self._connect_timeout)
+            connection = self.http_class(host, port, timeout=self._connect_timeout)
         connection.connect()
         if connection.sock is not None:
             connection.sock.settimeout(self._read_timeout)
@@ -85,7 +94,7 @@ class KeepAliveConnection:
 
     def post(self, body: bytes) -> tuple[int, bytes]:
         """(status, body) of a POST to the service URL; TransportFailure when that fails."""
-        with transport_errors(self._endpoint.service_url):
+        with transport_errors(self._endpoint.service_url, timeout=self._budget):
             connection = self._reusable() or self._open()
             self._connection = connection
             try:

@@ -6,32 +6,42 @@ decoder, so when both flavours return the same Beans the answer was read correct
 
 Beans become python-icat entity objects through ``client.new`` (relations recursively), and
 results become Beans by walking the entity objects along the fields of the server's profile.
-TLS goes through python-icat's own handling (``checkCert``, ``caFile``); the proxies are the ones
-:func:`~igestbench.client.transport.environment_proxies` resolves for the other flavours. suds has
-a single timeout for connecting and reading: the read timeout bounds both.
+TLS policy is that of the other flavours (:func:`~igestbench.client.transport.ssl_context`,
+given to python-icat as its ``sslContext``); the proxies are the ones
+:func:`~igestbench.client.transport.environment_proxies` resolves for them. suds has a single
+timeout for connecting and each read; the whole call is bounded by its budget
+(:mod:`igestbench.client.deadline`), through the SSL context and, for ``http://``, through a
+transport of ours: python-icat makes its transport itself, from ``icat.client.HTTPSTransport``,
+which is therefore ours while a client is made (:func:`_bounded_transport`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import threading
+import urllib.request
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import icat
+import icat.client
 import icat.entity
 import icat.exception
+import icat.sslcontext
 import suds
 import suds.transport
 
 from igestbench import redaction
 from igestbench.client.base import ClientConfig
+from igestbench.client.deadline import BoundedHTTPHandler, BoundedHTTPSHandler
 from igestbench.client.transport import (
-    check_tls_choice,
+    call_budget,
     environment_proxies,
     fault_error,
     profile_for_version,
+    ssl_context,
     status_failure,
     transport_errors,
 )
@@ -49,6 +59,34 @@ _SERVER_SET = BASE_FIELD_NAMES - {"id"}
 _NOT_ICAT = (Exception,)
 
 
+class _BoundedTransport(icat.sslcontext.HTTPSTransport):  # type: ignore[misc]
+    """python-icat's transport on bounded connections, for ``http://`` as for ``https://``."""
+
+    def u2handlers(self) -> list[urllib.request.BaseHandler]:
+        # suds' own list is the proxy handler alone; python-icat adds HTTPS with its context
+        return [
+            urllib.request.ProxyHandler(self.proxy),
+            BoundedHTTPHandler(),
+            BoundedHTTPSHandler(self.ssl_context),
+        ]
+
+
+_TRANSPORT_SWAP = threading.Lock()
+
+
+@contextlib.contextmanager
+def _bounded_transport() -> Iterator[None]:
+    """While a client is made, python-icat makes a :class:`_BoundedTransport` (it takes no
+    transport from outside); one client at a time, and its own class again afterwards."""
+    with _TRANSPORT_SWAP:
+        original = icat.client.HTTPSTransport
+        icat.client.HTTPSTransport = _BoundedTransport
+        try:
+            yield
+        finally:
+            icat.client.HTTPSTransport = original
+
+
 class PythonIcatCatalogue:
     """A :class:`~igestbench.client.base.Catalogue` on python-icat (suds underneath)."""
 
@@ -56,17 +94,18 @@ class PythonIcatCatalogue:
 
     def __init__(self, config: ClientConfig) -> None:
         self._endpoint = endpoint_of(config.url)
-        check_tls_choice(config)
+        self._budget = call_budget(config)
+        tls = ssl_context(config)  # checks the TLS options, too
         with (
             self._library_errors(self._endpoint.wsdl_url, not_icat=_NOT_ICAT),
             warnings.catch_warnings(),
+            _bounded_transport(),
         ):
             # suds' WSDL reader uses deprecated stdlib calls; not ours to fix.
             warnings.simplefilter("ignore", DeprecationWarning)
             self._client: Any = icat.Client(
                 self._endpoint.wsdl_url,
-                checkCert=not config.insecure,
-                caFile=str(config.ca_file) if config.ca_file is not None else None,
+                sslContext=tls,
                 proxy=environment_proxies(self._endpoint.service_url),
                 # suds applies its options in keyword order, and ``timeout`` lives in the
                 # transport's options: python-icat fills in ``transport`` (its HTTPS transport)
@@ -90,7 +129,7 @@ class PythonIcatCatalogue:
         self, url: str, not_icat: tuple[type[BaseException], ...] = ()
     ) -> Iterator[None]:
         """python-icat's and suds' exceptions as ours: ICAT faults, then transport failures."""
-        with transport_errors(url, not_icat=not_icat):
+        with transport_errors(url, not_icat=not_icat, timeout=self._budget):
             try:
                 yield
             except icat.exception.ICATError as exc:

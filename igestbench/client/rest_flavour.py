@@ -35,6 +35,7 @@ from igestbench.client.base import ClientConfig
 from igestbench.client.transport import (
     TransportCause,
     TransportFailure,
+    call_budget,
     fault_error,
     http_session,
     profile_for_version,
@@ -70,6 +71,7 @@ class RestCatalogue:
         endpoint = endpoint_of(config.url)
         self._base = rest_base_url(config.url)
         self._timeouts = timeouts(config)
+        self._budget = call_budget(config)
         self._http: requests.Session = http_session(config, endpoint)
         self._session_id: str | None = None
         try:
@@ -93,7 +95,7 @@ class RestCatalogue:
     def _scrubbed(self) -> Iterator[None]:
         """Failures without the session id (it is in the URLs of this API)."""
         try:
-            with transport_errors(self._base):
+            with transport_errors(self._base, timeout=self._budget):
                 yield
         except TransportFailure as exc:
             detail = redact(exc.detail, self._session_id)

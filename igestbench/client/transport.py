@@ -12,6 +12,10 @@ Each concern is decided here once, so the three flavours cannot drift apart:
   user chose (requests prefers them over ``Session.verify``) and ``~/.netrc`` could add
   credentials. Proxies from the environment (``HTTPS_PROXY``, ``NO_PROXY`` …) still apply: they
   are resolved once for the catalogue's URL by :func:`environment_proxies` and set explicitly.
+* **Timeouts.** ``ClientConfig.read_timeout`` (``--timeout``) bounds a whole call — connecting,
+  sending and the entire answer — not each wait for data: :func:`transport_errors` keeps it as
+  the call's budget and every flavour's sockets keep to it (:mod:`igestbench.client.deadline`);
+  a call that runs out of it fails with cause ``timeout``.
 * **Failures.** :func:`transport_errors` maps whatever the HTTP stack raises (requests, urllib,
   http.client, socket, ssl) to :class:`TransportFailure` with a ``cause`` that failure diagnosis
   can switch on; :func:`read_answer` turns an HTTP answer into the SOAP response element or raises
@@ -34,10 +38,10 @@ from typing import Any
 import requests
 import urllib3
 from lxml import etree
-from requests.adapters import HTTPAdapter
 
 from igestbench import __version__, redaction
 from igestbench.client.base import ClientConfig
+from igestbench.client.deadline import BoundedAdapter, bound_tls, budget
 from igestbench.errors import Sv7Error, TransportError, UsageError
 from igestbench.icat.endpoint import Endpoint
 from igestbench.icat.entity_info import decode_entity_info
@@ -80,14 +84,15 @@ def requests_verify(config: ClientConfig) -> bool | str:
 
 
 def ssl_context(config: ClientConfig) -> ssl.SSLContext:
-    """The TLS policy of ``config`` for urllib and http.client based clients."""
+    """The TLS policy of ``config`` for urllib and http.client based clients (its sockets keep
+    to the call's budget)."""
     check_tls_choice(config)
     ca_file = str(config.ca_file) if config.ca_file is not None else None
     context = ssl.create_default_context(cafile=ca_file)
     if config.insecure:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
-    return context
+    return bound_tls(context)
 
 
 def environment_proxies(url: str) -> dict[str, str]:
@@ -96,21 +101,29 @@ def environment_proxies(url: str) -> dict[str, str]:
 
 
 def timeouts(config: ClientConfig) -> tuple[float, float]:
-    """(connect, read) timeouts in seconds, as requests takes them."""
+    """(connect, read) timeouts in seconds, as requests takes them (each wait for data; the
+    whole call is bounded by its budget, :func:`call_budget`)."""
     return (config.connect_timeout, config.read_timeout)
+
+
+def call_budget(config: ClientConfig) -> float:
+    """The longest one call may take, connecting to the last byte of the answer (--timeout)."""
+    return config.read_timeout
 
 
 def http_session(config: ClientConfig, endpoint: Endpoint, pool_size: int = 4) -> requests.Session:
     """A requests session with pooled keep-alive connections and the TLS policy of ``config``.
 
-    requests has no session-wide timeout: pass :func:`timeouts` with every request.
+    requests has no session-wide timeout: pass :func:`timeouts` with every request, and make it
+    within a :class:`~igestbench.client.deadline.budget` (:func:`transport_errors` keeps one),
+    reading the answer there too: the session's sockets keep to it.
     """
     session = requests.Session()
     session.trust_env = False
     session.verify = requests_verify(config)
     session.proxies = environment_proxies(endpoint.service_url)
     session.headers["User-Agent"] = USER_AGENT
-    adapter = HTTPAdapter(pool_connections=1, pool_maxsize=pool_size)
+    adapter = BoundedAdapter(config.insecure, pool_connections=1, pool_maxsize=pool_size)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     if config.insecure:
@@ -223,20 +236,36 @@ NETWORK_ERRORS = (requests.RequestException, OSError, http.client.HTTPException)
 
 
 @contextlib.contextmanager
-def transport_errors(url: str, not_icat: tuple[type[BaseException], ...] = ()) -> Iterator[None]:
+def transport_errors(
+    url: str, not_icat: tuple[type[BaseException], ...] = (), timeout: float | None = None
+) -> Iterator[None]:
     """Raise every network error inside as a :class:`TransportFailure` (original as cause).
 
     ``not_icat``: exception types of a SOAP library that mean the answer was not ICAT's WSDL or
-    SOAP (a zeep or suds parse error), reported as ``not-icat``.
+    SOAP (a zeep or suds parse error), reported as ``not-icat``. ``timeout``: the budget of the
+    whole exchange inside (:func:`call_budget`); once it is spent, whatever the HTTP stack made
+    of that is a ``timeout``.
     """
+    limit = budget(timeout)
     try:
-        yield
+        with limit:
+            yield
     except Sv7Error:  # already ours (a fault or failure translated further in)
         raise
     except NETWORK_ERRORS as exc:
+        if limit.expired:
+            raise _spent(limit, url) from exc
         raise classify(exc, url) from exc
     except not_icat as exc:
+        if limit.expired:
+            raise _spent(limit, url) from exc
         raise TransportFailure(TransportCause.NOT_ICAT, url, _detail(exc)) from exc
+
+
+def _spent(limit: budget, url: str) -> TransportFailure:
+    return TransportFailure(
+        TransportCause.TIMEOUT, url, f"no complete answer within {limit.seconds:g} s"
+    )
 
 
 # --- SOAP answers and ICAT faults ------------------------------------------------------------

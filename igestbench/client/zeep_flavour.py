@@ -32,6 +32,7 @@ from igestbench import redaction
 from igestbench.client.base import ClientConfig
 from igestbench.client.envelopes import envelope_template
 from igestbench.client.transport import (
+    call_budget,
     decode_answer,
     http_session,
     profile_for_version,
@@ -71,6 +72,7 @@ class ZeepCatalogue:
     def __init__(self, config: ClientConfig) -> None:
         self._endpoint = endpoint_of(config.url)
         self._timeouts = timeouts(config)
+        self._budget = call_budget(config)
         self._session: requests.Session = http_session(config, self._endpoint)
         self._session_id: str | None = None
         self._profile: Profile = get_profile(DEFAULT_PROFILE)
@@ -94,7 +96,7 @@ class ZeepCatalogue:
             session=self._session,
         )
         settings = zeep.Settings(raw_response=True)
-        with transport_errors(self._endpoint.wsdl_url, not_icat=_NOT_ICAT):
+        with transport_errors(self._endpoint.wsdl_url, not_icat=_NOT_ICAT, timeout=self._budget):
             client = zeep.Client(  # type: ignore[no-untyped-call]
                 self._endpoint.wsdl_url, transport=transport, settings=settings
             )
@@ -115,7 +117,7 @@ class ZeepCatalogue:
         return self._decode(name, status, content)
 
     def _post(self, name: str, *args: Any) -> tuple[int, bytes]:
-        with transport_errors(self._endpoint.service_url):
+        with transport_errors(self._endpoint.service_url, timeout=self._budget):
             response: requests.Response = self._service[name](*args)
         return response.status_code, response.content
 
@@ -237,7 +239,7 @@ class ZeepCatalogue:
             }
         )
         url = self._endpoint.service_url
-        with transport_errors(url):
+        with transport_errors(url, timeout=self._budget):
             response = self._session.post(
                 url,
                 data=body.encode("utf-8"),

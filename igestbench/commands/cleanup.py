@@ -15,10 +15,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "cleanup",
         help="finish the cleanup of runs that were stopped hard, from their journals",
         description="Finds the journals (*.journal.jsonl) in a directory such as reports/, or "
-        "takes journal files, and deletes what they list at the catalogue each names - only "
-        "what the server shows is still the run's (below its Facility); anything else is "
-        "reported and left alone. A journal is removed once its cleanup is complete. "
-        "Credentials as for sv7 run. Exit 0: all clean; 1: something refused or left.",
+        "takes journal files, and deletes at the catalogue each names what the server shows is "
+        "the run's: below a Facility named after the run's tag (which must be in sv7's form), "
+        "created by the run's account within the run's time. Anything else is reported and "
+        "left alone, with what a delete would take it along with. A journal is removed once "
+        "its cleanup is complete; one stopped hard resumes where it stopped. Credentials as "
+        "for sv7 run (log in as the run's account). Exit 0: all clean; 1: something refused, "
+        "foreign or left.",
     )
     p.add_argument(
         "paths", nargs="*", type=Path, metavar="PATH", help="a journal file or a directory of them"
@@ -39,6 +42,7 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
     from igestbench.config import load_run_config
     from igestbench.icat.credentials import Credentials
     from igestbench.run.leftovers import clean_all
+    from igestbench.run.stopping import stop_signals
 
     paths = [*args.paths, *([args.journal] if args.journal else [])]
     if not paths:
@@ -61,10 +65,20 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
             )
         return logins[url]
 
-    outcomes = list(clean_all(paths, args.target, client))
-    for outcome in outcomes:
-        for line in outcome.lines:
-            print(f"sv7 cleanup: {line}", file=sys.stdout if outcome.complete else sys.stderr)
+    outcomes = []
+    # a stop (Ctrl-C, SIGTERM, SIGHUP) ends it at once: a journal not finished stays, and the
+    # next sv7 cleanup takes it up (what is gone already is counted as such)
+    with stop_signals() as stop:
+        try:
+            for outcome in clean_all(paths, args.target, client):
+                outcomes.append(outcome)
+                for line in outcome.lines:
+                    print(f"sv7 cleanup: {line}",
+                          file=sys.stdout if outcome.complete else sys.stderr)  # fmt: skip
+        except KeyboardInterrupt:
+            print(f"sv7 cleanup: interrupted ({stop.name}); the journals not finished are kept: "
+                  "run sv7 cleanup again", file=sys.stderr)  # fmt: skip
+            return stop.exit_code
     if not outcomes:
         print(f"sv7 cleanup: no journal in {', '.join(map(str, paths))}: nothing to clean up")
     return EXIT_OK if all(o.complete for o in outcomes) else EXIT_ERROR

@@ -13,8 +13,10 @@ from igestbench.errors import Sv7Error, UsageError
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "merge",
-        help="merge result files into one campaign file (the newest run per site x target)",
-        description="Unreadable files are reported with their reason and skipped (exit 1); "
+        help="merge result files into one campaign file (the newest run per site x target x "
+        "kind: sv7 run, sv7 swarm)",
+        description="Unreadable files are reported with their reason and skipped, damaged "
+        "parts of readable ones (an HdrHistogram that does not decode …) left out (exit 1); "
         "files of sites or targets not in --campaign are reported and not counted.",
     )
     p.add_argument(
@@ -31,7 +33,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="campaign.toml: the sites, targets and parts expected (default: those the files show)",
     )
     p.add_argument("-o", "--output", type=Path, required=True, help="campaign file to write")
-    p.add_argument("--strict", action="store_true", help="an unreadable file is fatal")
+    p.add_argument("--strict", action="store_true",
+                   help="an unreadable file or a damaged part of one is fatal")
     p.add_argument(
         "--max-size",
         type=_mebibytes,
@@ -71,12 +74,16 @@ def cmd_merge(args: argparse.Namespace) -> int:
         print(f"sv7 merge: skipped {skipped.file}: {skipped.reason}", file=sys.stderr)
     for line in outcome.unexpected:
         print(f"sv7 merge: {line}", file=sys.stderr)
-    if outcome.skipped and args.strict:
-        raise Sv7Error(f"{len(outcome.skipped)} file(s) unreadable; nothing written (--strict)")
+    for line in outcome.damaged:
+        print(f"sv7 merge: damaged {line}", file=sys.stderr)
+    if (outcome.skipped or outcome.damaged) and args.strict:
+        raise Sv7Error(f"{len(outcome.skipped)} file(s) unreadable, {len(outcome.damaged)} "
+                       "damaged part(s); nothing written (--strict)")
     dump_campaign(outcome.document, args.output)
     runs = len(outcome.document["runs"])
+    damaged = f", {len(outcome.damaged)} damaged part(s) left out" if outcome.damaged else ""
     print(
         f"campaign file: {args.output} ({runs} run{'' if runs == 1 else 's'}, "
-        f"{len(outcome.document['history'])} older, {len(outcome.skipped)} skipped)"
+        f"{len(outcome.document['history'])} older, {len(outcome.skipped)} skipped{damaged})"
     )
-    return EXIT_ERROR if outcome.skipped else EXIT_OK
+    return EXIT_ERROR if outcome.skipped or outcome.damaged else EXIT_OK

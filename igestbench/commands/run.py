@@ -49,6 +49,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from igestbench.run.next_steps import end_of_run
     from igestbench.run.progress import Progress
     from igestbench.run.runner import Runner
+    from igestbench.run.summary import file_summary
     from igestbench.verify.options import options_from
 
     # the checks' own options first (files, parts), then the run's and the accounts: all
@@ -67,5 +68,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     for line in outcome.summary:
         print(f"sv7 run: {line}", file=sys.stderr)
     if outcome.path is not None:
-        print("\n".join(end_of_run(config, outcome.path, outcome.completed)))
+        print("\n".join([*file_summary(outcome.path),
+                         *end_of_run(config, outcome.path, outcome.completed)]))
     return outcome.exit_code

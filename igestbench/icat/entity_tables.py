@@ -301,6 +301,20 @@ UserGroup U(user,grouping)
     grouping>Grouping! user>User!
 """
 
+#: The indexes ICAT's deployments have beyond each table's unique key and its foreign keys'
+#: (which MariaDB/MySQL's InnoDB makes for every foreign key no other index starts with):
+#: the ``indices.sql`` icat.server ships and its installation guide asks for (identical in tags
+#: v4.3.3, ear/src/main/config/, and v6.2.0, src/main/config/), and from 4.x on the JPA
+#: ``@Index`` annotations of its entity classes (v6.2.0: ``Datafile(location)`` alone).
+_PARAMETER_VALUES = (("stringValue",), ("numericValue",), ("dateTimeValue",))
+INDEXES_4_3: dict[str, tuple[tuple[str, ...], ...]] = {
+    **{p: _PARAMETER_VALUES for p in ("DatasetParameter", "DatafileParameter",
+                                       "InvestigationParameter", "SampleParameter",
+                                       "DataCollectionParameter")},
+    "Dataset": (("startDate",),),
+}  # fmt: skip
+INDEXES_6_2 = {**INDEXES_4_3, "Datafile": (("location",),)}
+
 FAULT_TYPES_6_2 = (
     "BAD_PARAMETER",
     "INTERNAL",
@@ -320,6 +334,7 @@ PROFILES: dict[str, Profile] = {
         base_field_order=("createId", "createTime", "id", "modId", "modTime"),
         fault_types=FAULT_TYPES_6_2,
         comments=COMMENTS_6_2,
+        indexes=INDEXES_6_2,
     ),
     "4.3": build_profile(
         name="4.3",
@@ -329,5 +344,6 @@ PROFILES: dict[str, Profile] = {
         base_field_order=("createId", "createTime", "modTime", "id", "modId"),
         fault_types=FAULT_TYPES_6_2[:-1],  # NOT_IMPLEMENTED came with 4.6
         comments=COMMENTS_4_3,
+        indexes=INDEXES_4_3,
     ),
 }

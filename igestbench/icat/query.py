@@ -78,11 +78,16 @@ class Condition:
 
     op: str
     value: Any = None
+    #: LIKE's escape character (``ESCAPE '!'``): the wildcards it precedes match themselves.
+    escape: str | None = None
 
     def __post_init__(self) -> None:
         op = self.op.upper()
         if op not in _OPERATORS:
             raise UsageError(f"unknown condition operator {self.op!r}")
+        if self.escape is not None and (not op.endswith("LIKE") or len(self.escape) != 1
+                                        or self.escape == "'"):
+            raise UsageError(f"ESCAPE {self.escape!r}: one character (not a quote), with LIKE")
         v = self.value
         if op.startswith("IS "):
             ok = v is None
@@ -108,6 +113,8 @@ class Condition:
         if op.endswith("BETWEEN"):
             low, high = self.value
             return f"{op} {literal(low)} AND {literal(high)}"
+        if self.escape is not None:
+            return f"{op} {literal(self.value)} ESCAPE {literal(self.escape)}"
         return f"{op} {literal(self.value)}"
 
 

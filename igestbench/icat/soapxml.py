@@ -138,6 +138,24 @@ class DecodeError(ValueError):
     """A request or response element that does not fit the schema (message says where)."""
 
 
+#: How each child element of an entity is read: field name → (field, kind, target entity).
+_Decoders = dict[str, tuple[Field, RelType, "Entity | None"]]
+
+
+#: by the entity object's identity: hashing a frozen Entity hashes all its fields, per call
+_DECODERS: dict[int, tuple[Entity, _Decoders]] = {}
+
+
+def _decoders(profile: Profile, entity: Entity) -> _Decoders:
+    """Worked out once per entity: a createMany of 10,000 Datafiles reads 30,000 elements."""
+    cached = _DECODERS.get(id(entity))
+    if cached is None or cached[0] is not entity:
+        decoders = {f.name: (f, f.rel, profile.entity(f.type) if f.rel is not RelType.ATTRIBUTE
+                             else None) for f in entity.all_fields()}  # fmt: skip
+        cached = _DECODERS[id(entity)] = (entity, decoders)
+    return cached[1]
+
+
 def decode_bean(
     profile: Profile,
     element: etree._Element,
@@ -158,28 +176,36 @@ def decode_bean(
             entity = profile.by_xml_name(_type_local(xsi_type))
         except KeyError:
             raise DecodeError(f"unknown entity type {xsi_type!r}") from None
+    decoders = _decoders(profile, entity)
     values: dict[str, Any] = {}
     for child in element:
-        name = local_name(child)
-        if not name:
+        name = child.tag
+        if not isinstance(name, str):  # comments and processing instructions
             continue
-        if not entity.has_field(name):
-            if on_unknown is not None:
+        if name[0] == "{":  # children are unqualified; a qualified one is read by its name
+            name = name.rpartition("}")[2]
+        found = decoders.get(name)
+        if found is None:
+            if on_unknown is not None and name:
                 on_unknown(entity, name)
             continue
-        f = entity.field(name)
-        if child.get(XSI_NIL) in ("true", "1"):
+        f, rel, target = found
+        text = child.text
+        if text is None and child.get(XSI_NIL) in ("true", "1"):  # nil elements have no text
             values[name] = None
-        elif f.rel is RelType.ATTRIBUTE:
+        elif rel is RelType.ATTRIBUTE:
+            if f.type == "String" and text is not None:
+                values[name] = text  # the common case, without a call
+                continue
             try:
-                values[name] = from_text(f, child.text or "", zone)
+                values[name] = from_text(f, text or "", zone)
             except ValueError as exc:
                 raise DecodeError(f"{entity.name}.{exc}") from None
-        elif f.rel is RelType.ONE:
-            values[name] = decode_bean(profile, child, profile.entity(f.type), on_unknown, zone)
+        elif rel is RelType.ONE:
+            values[name] = decode_bean(profile, child, target, on_unknown, zone)
         else:
             values.setdefault(name, []).append(
-                decode_bean(profile, child, profile.entity(f.type), on_unknown, zone)
+                decode_bean(profile, child, target, on_unknown, zone)
             )
     return Bean(entity.name, values)
 

@@ -8,14 +8,29 @@ and memory %. Samples belong to the phase current when their interval ends; swit
 (``with sampler.phase("full-cycle/zeep/4"):``) closes the running interval with a sample, so no
 interval straddles two phases.
 
-**Client-bound.** A phase is flagged ``client_bound`` when, averaged over its samples (weighted
-by the time each covers), either
+**Client-bound** is decided from the suite's own clients, never from the machine: a busy box
+or a catalogue on the same host slows the client down, but it does not make the client the
+bottleneck. The clients are the worker processes added with :meth:`Sampler.add_process` (the
+workloads) and this process's threads named ``sv7-load-…`` (:data:`CLIENT_THREAD_PREFIX`: the
+sweep's open loop; the built-in catalogue's threads in the same process are not clients). Each
+sample records their CPU (``client_cpu_percent``, 100 = one core) against what they could use
+(``client_capacity_percent``: one core per client process, and one for the load threads, which
+share one interpreter — at most the cores this process may run on), beside the CPU of
+everything else (``others_cpu_percent``) and the machine's load average. A phase is flagged
+``client_bound`` when, averaged over the samples in which clients ran (weighted by the time each
+covers), either
 
-* the busiest client process used more than 90 % of one core: a Python client cannot use more
-  than about one core for its interpreter (the GIL), so this is saturation even on an idle
+* the busiest client used more than 90 % of one core: a Python client cannot use more than
+  about one core for its interpreter (the GIL), so this is saturation even on an idle
   many-core machine; or
-* the whole machine's CPU was above 90 %: the client's threads then wait for a core, which
-  inflates latencies just as well (this includes a local catalogue sharing the machine).
+* the clients together used more than 90 % of the cores they could use.
+
+A busy machine is recorded beside, not taken for a saturated client: on Linux each sample also
+records how much of the interval the most-waiting client spent ready to run but waiting for a
+core (``client_wait_percent``, from ``/proc/…/schedstat``). When that exceeds 25 % the phase is
+``machine_busy``: its figures include the client's wait for a core (other jobs, a catalogue on
+the same host), which the page can say beside the figure. A client waiting for answers is not
+runnable, so a slow server trips neither.
 
 The thread sleeps on an Event between samples (no busy loop) and stops on :meth:`stop` or when
 the ``with`` block ends. Each sample reads four small /proc files, a fraction of a millisecond:
@@ -26,6 +41,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import os
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -35,10 +51,29 @@ from typing import Any
 
 import psutil
 
-__all__ = ["CLIENT_BOUND_PERCENT", "PhaseSeries", "Sampler"]
+__all__ = [
+    "CLIENT_BOUND_PERCENT",
+    "CLIENT_THREAD_PREFIX",
+    "MACHINE_BUSY_WAIT_PERCENT",
+    "PhaseSeries",
+    "Sampler",
+]
 
-#: Above this (process % of one core, or system %) a phase counts as client-bound.
+#: Above this (the busiest client's % of one core, or the clients' % of what they could use) a
+#: phase counts as client-bound.
 CLIENT_BOUND_PERCENT = 90.0
+#: Above this share of the time waiting for a core, a client's machine counts as busy.
+MACHINE_BUSY_WAIT_PERCENT = 25.0
+#: Threads of this process whose names start so are clients (the open loop's load threads).
+CLIENT_THREAD_PREFIX = "sv7-load-"
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity, where the OS says; else all)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on macOS and Windows
+        return psutil.cpu_count() or 1
 
 
 @dataclass(frozen=True)
@@ -56,24 +91,77 @@ class PhaseSeries:
     cpu_percent: list[float] = field(default_factory=list)
     per_core_percent: list[list[float]] = field(default_factory=list)
     process_cpu_percent: list[float] = field(default_factory=list)
-    #: The busiest single client process per sample (what the client-bound rule looks at).
+    #: The suite's clients per sample (worker processes, load threads), 100 = one core …
+    client_cpu_percent: list[float] = field(default_factory=list)
+    #: … what they could use (100 per client process or the load threads, at most the cores) …
+    client_capacity_percent: list[float] = field(default_factory=list)
+    #: … the busiest of them (the load threads count as one: they share an interpreter) …
     busiest_process_percent: list[float] = field(default_factory=list)
+    #: … and everything else on the machine (the built-in catalogue included), 100 = one core.
+    others_cpu_percent: list[float] = field(default_factory=list)
+    #: The machine's 1-minute load average per sample.
+    load_avg: list[float] = field(default_factory=list)
+    #: The most-waiting client's share of the interval spent waiting for a core (Linux), %.
+    client_wait_percent: list[float] = field(default_factory=list)
     net_in_mbit_s: list[float] = field(default_factory=list)
     net_out_mbit_s: list[float] = field(default_factory=list)
     memory_percent: list[float] = field(default_factory=list)
 
-    @property
-    def client_bound(self) -> bool:
-        # Time-weighted: the short sample closing a phase must not count as much as a full one.
-        total = sum(self.dt_s)
+    def _client_means(self) -> tuple[float, float, float, float, float] | None:
+        """Time-weighted means (client, capacity, busiest, others, wait) over the samples in
+        which clients ran; None when none did."""
+        weights = [dt if cap > 0 else 0.0
+                   for dt, cap in zip(self.dt_s, self.client_capacity_percent, strict=True)]
+        total = sum(weights)
+        if total <= 0:
+            return None
 
         def mean(values: list[float]) -> float:
-            return sum(v * dt for v, dt in zip(values, self.dt_s, strict=True)) / total
+            return sum(v * w for v, w in zip(values, weights, strict=True)) / total
 
-        return total > 0 and (
-            mean(self.busiest_process_percent) > CLIENT_BOUND_PERCENT
-            or mean(self.cpu_percent) > CLIENT_BOUND_PERCENT
-        )
+        return (mean(self.client_cpu_percent), mean(self.client_capacity_percent),
+                mean(self.busiest_process_percent), mean(self.others_cpu_percent),
+                mean(self.client_wait_percent))
+
+    @property
+    def client_bound(self) -> bool:
+        return self._why_bound() is not None
+
+    def _why_bound(self) -> str | None:
+        means = self._client_means()
+        if means is None:
+            return None
+        client, capacity, busiest, _, _ = means
+        if busiest > CLIENT_BOUND_PERCENT:
+            return f"the busiest client used {busiest:.0f} % of one core"
+        if client > CLIENT_BOUND_PERCENT / 100 * capacity:
+            return (f"the clients used {client:.0f} % of CPU of the {capacity:.0f} % they "
+                    "could use")
+        return None
+
+    @property
+    def machine_busy(self) -> bool:
+        return self._why_busy() is not None
+
+    def _why_busy(self) -> str | None:
+        means = self._client_means()
+        if means is None or means[4] <= MACHINE_BUSY_WAIT_PERCENT:
+            return None
+        load = max(self.load_avg, default=0.0)
+        return (f"a client waited for a core {means[4]:.0f} % of the time (load average "
+                f"{load:.1f}, the rest of the machine used {means[3]:.0f} % of CPU)")
+
+    def client_summary(self) -> dict[str, Any]:
+        """The phase's clients in one object (a ``benchmarks`` entry's ``client_cpu``): their
+        CPU, capacity and busiest one (time-weighted means while they ran, % of one core), the
+        rest of the machine, the highest load average, and the verdict with its reason."""
+        means = self._client_means()
+        client, capacity, busiest, others, wait = means if means is not None else (None,) * 5
+        return {"cpu_percent": client, "capacity_percent": capacity,
+                "busiest_percent": busiest, "wait_percent": wait, "others_percent": others,
+                "load_avg": max(self.load_avg, default=None), "cores": usable_cores(),
+                "bound": self.client_bound, "why": self._why_bound(),
+                "machine_busy": self.machine_busy, "busy_why": self._why_busy()}
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -83,6 +171,11 @@ class PhaseSeries:
             "cpu_percent": list(self.cpu_percent),
             "per_core_percent": [list(c) for c in self.per_core_percent],
             "process_cpu_percent": list(self.process_cpu_percent),
+            "client_cpu_percent": list(self.client_cpu_percent),
+            "client_capacity_percent": list(self.client_capacity_percent),
+            "others_cpu_percent": list(self.others_cpu_percent),
+            "load_avg": list(self.load_avg),
+            "client_wait_percent": list(self.client_wait_percent),
             "net_in_mbit_s": list(self.net_in_mbit_s),
             "net_out_mbit_s": list(self.net_out_mbit_s),
             "memory_percent": list(self.memory_percent),
@@ -102,7 +195,14 @@ class Sampler:
         if interval_s <= 0:
             raise ValueError("the sampling interval must be positive")
         self.interval_s = interval_s
-        self._processes = [psutil.Process()]
+        self._own = psutil.Process()
+        #: client processes (workers); those that exited are dropped
+        self._clients: list[psutil.Process] = []
+        #: CPU seconds of each thread of this process at the previous sample, by native id
+        self._thread_cpu: dict[int, float] = {}
+        self._cores = usable_cores()
+        #: ns each client task had waited for a core at the previous sample, by schedstat file
+        self._waits: dict[str, int] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -119,14 +219,14 @@ class Sampler:
         process = psutil.Process(pid)
         process.cpu_percent(None)  # the first call only sets the baseline
         with self._lock:
-            self._processes.append(process)
+            self._clients.append(process)
 
     def start(self) -> Sampler:
         if self._thread is not None:
             raise RuntimeError("a sampler is started once")
         # Baselines: psutil's percentages cover the time since the previous call.
         psutil.cpu_percent(None, percpu=True)
-        for process in self._processes:
+        for process in (self._own, *self._clients):
             process.cpu_percent(None)
         self._last_t = time.monotonic()
         self._last_net = psutil.net_io_counters()
@@ -195,12 +295,24 @@ class Sampler:
         if elapsed < 1e-3:  # a phase switch right after a sample: nothing to measure yet
             return
         per_core = psutil.cpu_percent(None, percpu=True)
-        process_percents = []
-        for process in self._processes:
+        try:
+            own = self._own.cpu_percent(None)
+        except psutil.Error:
+            own = 0.0
+        clients, alive = [], []
+        for process in self._clients:
             try:
-                process_percents.append(process.cpu_percent(None))
-            except psutil.Error:  # a worker that has exited contributes nothing
-                process_percents.append(0.0)
+                clients.append(process.cpu_percent(None))
+                alive.append(process)
+            except psutil.Error:  # a worker that has exited contributes nothing, and no capacity
+                continue
+        self._clients = alive
+        load, tids = self._load_threads_percent(elapsed)
+        if load is not None:
+            clients.append(load)  # the load threads share one interpreter: one client's worth
+        tasks = [f"/proc/{p.pid}/schedstat" for p in alive]
+        tasks += [f"/proc/{self._own.pid}/task/{tid}/schedstat" for tid in tids]
+        waited = self._wait_percent(tasks, elapsed)
         net = psutil.net_io_counters()
         bits_in = (net.bytes_recv - self._last_net.bytes_recv) * 8
         bits_out = (net.bytes_sent - self._last_net.bytes_sent) * 8
@@ -211,8 +323,59 @@ class Sampler:
         series.dt_s.append(elapsed)
         series.cpu_percent.append(sum(per_core) / len(per_core) if per_core else 0.0)
         series.per_core_percent.append(list(per_core))
-        series.process_cpu_percent.append(sum(process_percents))
-        series.busiest_process_percent.append(max(process_percents))
+        series.process_cpu_percent.append(own + sum(clients[: len(alive)]))
+        client = sum(clients)
+        series.client_cpu_percent.append(client)
+        series.client_capacity_percent.append(100.0 * min(len(clients), self._cores))
+        series.busiest_process_percent.append(max(clients, default=0.0))
+        series.others_cpu_percent.append(max(0.0, sum(per_core) - client))
+        series.load_avg.append(_load_average())
+        series.client_wait_percent.append(waited)
         series.net_in_mbit_s.append(bits_in / elapsed / 1e6)
         series.net_out_mbit_s.append(bits_out / elapsed / 1e6)
         series.memory_percent.append(psutil.virtual_memory().percent)
+
+    def _threads_cpu(self) -> dict[int, float]:
+        try:
+            return {t.id: t.user_time + t.system_time for t in self._own.threads()}
+        except psutil.Error:
+            return {}
+
+    def _load_threads_percent(self, elapsed: float) -> tuple[float | None, list[int]]:
+        """CPU % (of one core) of this process's load threads since the previous sample (None
+        when none runs), and their native ids, which psutil and /proc name threads by."""
+        ids = [t.native_id for t in threading.enumerate()
+               if t.name.startswith(CLIENT_THREAD_PREFIX) and t.native_id is not None]
+        if not ids:  # none now: those of the next sample start after this one (from 0)
+            self._thread_cpu = {}
+            return None, []
+        before, now = self._thread_cpu, self._threads_cpu()
+        self._thread_cpu = now
+        used = sum(now[i] - before.get(i, 0.0) for i in ids if i in now)
+        return max(0.0, used) / elapsed * 100, ids
+
+    def _wait_percent(self, tasks: list[str], elapsed: float) -> float:
+        """The highest share of the interval any of ``tasks`` (schedstat files: ns on a core,
+        ns waiting in the run queue) spent waiting for a core; 0 where there are no such
+        files."""
+        seen: dict[str, int] = {}
+        most = 0.0
+        for path in tasks:
+            try:
+                with open(path, encoding="ascii") as stat:
+                    waiting = int(stat.read().split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            seen[path] = waiting
+            # a task first seen started within the interval (a new worker, a step's thread)
+            share = (waiting - self._waits.get(path, 0)) / (elapsed * 1e9) * 100
+            most = max(most, min(100.0, share))
+        self._waits = seen
+        return most
+
+
+def _load_average() -> float:
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):  # not on Windows
+        return 0.0

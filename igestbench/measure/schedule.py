@@ -38,6 +38,7 @@ from typing import Literal
 from igestbench.client.base import Catalogue
 from igestbench.client.transport import NETWORK_ERRORS, TransportCause, TransportFailure, classify
 from igestbench.icat.faults import IcatError
+from igestbench.measure.sampler import CLIENT_THREAD_PREFIX
 from igestbench.measure.stats import LatencyStats, OpStats, rate_per_s
 from igestbench.measure.sweep import StepResult
 from igestbench.workloads.base import WrongResult
@@ -224,7 +225,8 @@ class OpenLoop:
         step.calls = [[] for _ in range(self.workers)]
         step.in_flight = [None] * self.workers
         threads = [
-            threading.Thread(target=self._work, args=(k, step), name=f"sv7-load-{k}", daemon=True)
+            threading.Thread(target=self._work, args=(k, step), name=f"{CLIENT_THREAD_PREFIX}{k}",
+                             daemon=True)
             for k in range(self.workers)
         ]
         # Start every thread before the schedule begins so slot 0 does not wait for thread start.

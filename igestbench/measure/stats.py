@@ -277,6 +277,9 @@ class OpStats:
     latency: LatencyStats
     #: The first calls (after login), kept apart from the warmed-up statistics.
     cold_ms: list[float] = field(default_factory=list)
+    #: Time spent in the failed (warm) calls, ns: a rate counts it (results/figures.py), the
+    #: latency figures do not.
+    failed_ns: int = 0
 
     @property
     def success_rate(self) -> float:
@@ -297,6 +300,7 @@ class OpStats:
             "max_ms": lat.max_ms,
             "histogram": lat.encode(),
             "cold_ms": list(self.cold_ms),
+            "failed_ms": self.failed_ns / 1e6,
         }
 
 
@@ -322,6 +326,7 @@ def summarize(records: Iterable[TimingRecord], cold: int = 0) -> dict[str, OpSta
             errors=errors,
             latency=LatencyStats.of(r.duration_ns for r in warm if r.ok),
             cold_ms=[r.duration_ns / 1e6 for r in op_records[:cold]],
+            failed_ns=sum(r.duration_ns for r in warm if not r.ok),
         )
     return result
 
@@ -345,6 +350,7 @@ def merge_ops(parts: Iterable[Mapping[str, OpStats]]) -> dict[str, OpStats]:
                 errors,
                 latency,
                 before.cold_ms + op.cold_ms,
+                before.failed_ns + op.failed_ns,
             )
     return merged
 

@@ -19,12 +19,13 @@ from typing import Any
 from igestbench.icat.faults import IcatError, IcatInsufficientPrivileges
 from igestbench.icat.schema import Entity
 from igestbench.mock.jpql import compile_ids
+from igestbench.mock.jpql.model import RULE_SEPARATOR, correlated
 from igestbench.mock.store import Store
 
 ACCESS_LETTERS = {"CREATE": "C", "READ": "R", "UPDATE": "U", "DELETE": "D"}
 ROOT_TABLES_4_3 = frozenset({"User", "Grouping", "UserGroup", "Rule", "PublicStep"})
 
-_NOTHING = ("SELECT NULL WHERE 0", ())
+_NOTHING = ('SELECT NULL AS "id" WHERE 0', ())
 _RULES_SQL = (
     'SELECT r."what", r."crudFlags" FROM "Rule" r WHERE r."grouping_id" IS NULL '
     'OR r."grouping_id" IN (SELECT ug."grouping_id" FROM "UserGroup" ug '
@@ -89,7 +90,7 @@ class Authorizer:
             if not parts:
                 result[entity] = _NOTHING
             else:
-                sql = " UNION ".join(p[0] for p in parts)
+                sql = RULE_SEPARATOR.join(p[0] for p in parts)
                 params = tuple(v for p in parts for v in p[1])
                 result[entity] = (sql, params)
         return result
@@ -105,8 +106,10 @@ class Authorizer:
         restrictions = self.restrictions(user, access)
         if restrictions is None or entity.name not in restrictions:
             return True
-        sql, params = restrictions[entity.name]
-        row = self.store.conn.execute(f"SELECT 1 WHERE ? IN ({sql})", (obj_id, *params))
+        test, params = correlated("o", *restrictions[entity.name])
+        row = self.store.conn.execute(
+            f'SELECT 1 FROM (SELECT ? AS "id") AS o WHERE {test}', (obj_id, *params)
+        )
         return row.fetchone() is not None
 
     def read_restrictions(self, user: str) -> Mapping[str, tuple[str, tuple[Any, ...]]] | None:

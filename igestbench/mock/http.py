@@ -16,6 +16,7 @@ each); a request that would exceed that gets 503 with ``Retry-After`` instead of
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -290,6 +291,8 @@ class HttpProtocol(asyncio.Protocol):
         if response.status != 204:
             head.append(f"Content-Length: {len(response.body)}")
         head.append("Server: sv7-local-catalogue")
+        # RFC 9110 6.6.1: a server with a clock sends one (cleanup reads the run's start here)
+        head.append(f"Date: {email.utils.formatdate(usegmt=True)}")
         head += [f"{k}: {v}" for k, v in response.headers.items()]
         if close:
             head.append("Connection: close")

@@ -19,6 +19,7 @@ from igestbench.icat.faults import IcatInsufficientPrivileges, IcatNoSuchObject,
 from igestbench.icat.schema import BASE_FIELDS, Entity, Field, Profile, RelType
 from igestbench.mock import row_json, row_xml, tables
 from igestbench.mock.jpql import CompiledSearch, IncludeNode, compile_get, compile_search
+from igestbench.mock.jpql.model import correlated
 from igestbench.mock.store import Store
 
 #: entity name → (SQL selecting the ids the user may read, params); None: everything readable.
@@ -193,9 +194,9 @@ class Reader:
         if row is None:
             raise IcatNoSuchObject(f"{entity.name}[id:{obj_id}] not found.")
         if restrict is not None and entity.name in restrict:
-            allowed_sql, params = restrict[entity.name]
+            test, params = correlated("o", *restrict[entity.name])
             hit = self.store.conn.execute(
-                f"SELECT 1 WHERE ? IN ({allowed_sql})", (obj_id, *params)
+                f'SELECT 1 FROM (SELECT ? AS "id") AS o WHERE {test}', (obj_id, *params)
             ).fetchone()
             if hit is None:
                 raise IcatInsufficientPrivileges(
@@ -312,8 +313,9 @@ class Reader:
         """Rows of ``target`` whose ``key_column`` is one of ``keys``, ordered by id."""
         extra, extra_params = "", ()
         if restrict is not None and target.name in restrict:
-            sql, extra_params = restrict[target.name]
-            extra = f" AND o.id IN ({sql})"
+            # asked of the children found, not as the list of all the user may read
+            test, extra_params = correlated("o", *restrict[target.name])
+            extra = f" AND {test}"
         select = f"SELECT {tables.select_list(target, 'o')} FROM {tables.table(target)} o"
         found: list[Row] = []
         for chunk in _chunks(keys):

@@ -8,9 +8,12 @@ and rules made at installation (the 2014 campaign's catalogues had them), so the
 starts with that grouping, ``rootUsers``, and nothing for anyone else.
 
 Example data comes with its own rules (``sv7 serve --example-data``, and what ``sv7 run``
-without ``--target`` gives its built-in catalogue): every logged-in user may read everything, and
-there is one small Facility, ``EXAMPLE``, with an investigation, two datasets with a parameter
-each, and six datafiles.
+without ``--target`` gives its built-in catalogue), as a facility sets them up: every logged-in
+user may read what holds no one's data (facilities, types, instruments, users, rules …) and
+everything of the one small Facility, ``EXAMPLE`` (an investigation, two datasets with a
+parameter each, and six datafiles: published data, as after an embargo); what hangs below other
+Facilities' Investigations only through further rules (``sv7 run --parts scale`` adds ICAT's
+usual membership rules for its own tree). Every account of the catalogue has its User row.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 
 from igestbench.icat.beans import Bean
+from igestbench.icat.schema import Profile
 from igestbench.mock.service import IcatService
 
 #: createId/modId of what the catalogue creates by itself.
@@ -34,6 +38,7 @@ def seed_new_database(service: IcatService, example_data: bool = False) -> None:
             _root_users_grouping(service)
         if example_data:
             _example_rules(service)
+            _example_users(service)
             _example_hierarchy(service)
 
 
@@ -55,11 +60,48 @@ def _root_users_grouping(service: IcatService) -> None:
     )
 
 
+def investigation_path(profile: Profile, entity: str) -> str | None:
+    """The path of NOT NULL many-to-one relations from ``entity`` up to its Investigation
+    (``Datafile`` → ``dataset.investigation``; ``Investigation`` → ``""``); None: none."""
+    if entity == "Investigation":
+        return ""
+    paths, frontier = {entity: ""}, [entity]
+    while frontier:
+        following = []
+        for name in frontier:
+            for rel in profile.entity(name).ones:
+                if not rel.not_null or rel.type in paths:
+                    continue
+                path = f"{paths[name]}.{rel.name}".lstrip(".")
+                if rel.type == "Investigation":
+                    return path
+                paths[rel.type] = path
+                following.append(rel.type)
+        frontier = following
+    return None
+
+
 def _example_rules(service: IcatService) -> None:
-    """READ on every entity type for every logged-in user (a Rule without grouping)."""
-    names = service.profile.entity_names
-    rules = [Bean("Rule", {"what": name, "crudFlags": "R"}) for name in names]
+    """READ for every logged-in user (Rules without grouping): of every entity type that holds
+    no one's data, and of what hangs below an Investigation only within EXAMPLE."""
+    rules = []
+    for name in service.profile.entity_names:
+        path = investigation_path(service.profile, name)
+        if path is None:
+            what = name
+        else:
+            up = f"x.{path}." if path else "x."
+            what = (f"SELECT x FROM {name} x WHERE {up}facility.name = '{EXAMPLE_FACILITY}'")
+        rules.append(Bean("Rule", {"what": what, "crudFlags": "R"}))
     service.store.create_many(SEED_USER, rules)
+
+
+def _example_users(service: IcatService) -> None:
+    """A User row per account (InvestigationUser rows need one), as a facility has them."""
+    made = set(service.authenticators.root_user_names) if service.profile.name == "4.3" else set()
+    names = [n for n in dict.fromkeys(a.user_name for a in service.authenticators.accounts.values())
+             if n not in made]  # 4.3: the root users have theirs (rootUsers grouping)
+    service.store.create_many(SEED_USER, [Bean("User", {"name": n}) for n in names])
 
 
 def _ref(entity: str, obj_id: int) -> Bean:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
+import logging
 import re
 import sqlite3
 import tempfile
@@ -37,6 +39,8 @@ from igestbench.icat.schema import ENUMERATIONS, Entity, Field, Profile, RelType
 from igestbench.mock import tables
 from igestbench.mock.tables import column_name, quote, table, to_sql
 
+log = logging.getLogger(__name__)
+
 #: SQLite virtual machine steps between two looks at the time budget (about 0.1 ms of work).
 _PROGRESS_STEPS = 10_000
 #: What SQLite says when a statement exceeds one of its size limits: the query is too large.
@@ -50,11 +54,53 @@ _TOO_LARGE = (
     "LIKE or GLOB pattern too complex",
 )
 
+#: Statistics are refreshed once this many rows were written since the last time, and at least
+#: as many as then (so at 20,000, 40,000, 80,000 … rows: a few times per order of magnitude),
+#: each index sampled on this many rows.
+ANALYZE_FROM = 20_000
+ANALYSIS_LIMIT = 2_000
+
 #: Called as ``check(access, entity, id)`` inside a write's transaction; raises to refuse it.
 AccessCheck = Callable[[str, Entity, int], None]
 
 #: Entity types whose change alters who may do what (the access rule cache is dropped then).
 AUTHZ_ENTITIES = frozenset({"Rule", "User", "UserGroup", "Grouping", "PublicStep"})
+
+
+@functools.lru_cache(maxsize=8)
+def _stamp_text(stamp: dt.datetime) -> str:
+    # every object of one createMany shares its time: written once, not 10,000 times
+    return tables.format_stored_datetime(stamp)
+
+
+def _correct_statistics(conn: sqlite3.Connection) -> None:
+    """Make a sampled ANALYZE's statistics say what a full one would, where it matters.
+
+    A sample of ANALYSIS_LIMIT rows that saw one value of an index's column (every parameter
+    of one type) reports ANALYSIS_LIMIT + 1 rows per value, however big the table: at 10^6
+    Datafiles SQLite would then prefer a parameter's type index (2,001 rows, it thinks) to a
+    range on its value's (1/64 of the table, it guesses), and scan. Such a figure becomes the
+    table's size (its largest id: ids only grow), as the table's own count does. And every
+    index is marked ``noskipscan``: ICAT's MariaDB has no skip-scan, so with it SQLite would
+    find a Datafile by name alone by seeking each Dataset in the (dataset, name) key where
+    ICAT reads the whole table.
+    """
+    sizes: dict[str, int] = {}
+    rows = conn.execute("SELECT tbl, idx, stat FROM sqlite_stat1").fetchall()
+    for tbl, idx, stat in rows:
+        if tbl not in sizes:
+            (top,) = conn.execute(f"SELECT MAX(rowid) FROM {quote(tbl)}").fetchone()
+            sizes[tbl] = int(top or 0)
+        words = stat.split()
+        numbers = [int(w) for w in words if w.isdigit()]
+        if not numbers:
+            continue
+        size = max(sizes[tbl], numbers[0], 1)
+        numbers = [size] + [size if n > ANALYSIS_LIMIT else n for n in numbers[1:]]
+        marks = [w for w in words if not w.isdigit() and w != "noskipscan"]
+        new = " ".join([*map(str, numbers), *marks, *(["noskipscan"] if idx else [])])
+        conn.execute("UPDATE sqlite_stat1 SET stat = ? WHERE tbl = ? AND idx IS ?",
+                     (new, tbl, idx))
 
 
 def now() -> dt.datetime:
@@ -88,10 +134,19 @@ class Store:
         self._depth = 0
         #: Bumped on every change of an AUTHZ_ENTITIES table; the authorizer caches per value.
         self.authz_generation = 0
+        #: rows written by this process, and their number at the last ANALYZE (see _analyze)
+        self._written = 0
+        self._analyzed_at = 0
+        #: bumped by each ANALYZE: every thread's connection then loads the new statistics
+        self.statistics = 0
         self.fresh = not self._has_tables()
         with self.transaction():
             for ddl in tables.schema_sql(profile):
                 self.conn.execute(ddl)
+            existing = self.conn.execute(
+                "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index'").fetchall()
+            for name in tables.stale_indexes(profile, existing):
+                self.conn.execute(f"DROP INDEX IF EXISTS {quote(name)}")
         self._insert_sql: dict[tuple[str, tuple[str, ...]], str] = {}
 
     @property
@@ -101,6 +156,12 @@ class Store:
         if conn is None:
             conn = self._connect()
             self._local.conn = conn
+            self._local.statistics = self.statistics
+        elif self._local.statistics != self.statistics and not conn.in_transaction:
+            # another thread refreshed the statistics: a connection loads them only with its
+            # schema, so load them again (reads a small table)
+            conn.execute("ANALYZE sqlite_schema")
+            self._local.statistics = self.statistics
         return conn
 
     def _connect(self) -> sqlite3.Connection:
@@ -196,8 +257,32 @@ class Store:
                 raise
             self._depth -= 1
             conn.execute("COMMIT" if self._depth == 0 else f"RELEASE {name}")
+            if self._depth == 0 and self._written - self._analyzed_at >= max(
+                    ANALYZE_FROM, self._analyzed_at) and not getattr(self._local, "inline", False):
+                self._analyze(conn)
         finally:
             self._lock.release()
+
+    def _analyze(self, conn: sqlite3.Connection) -> None:
+        """Refresh SQLite's statistics of every index, from a sample of each (milliseconds at
+        any size; corrected where a sample misleads: :func:`_correct_statistics`). Without them
+        SQLite guesses how selective a condition is — for a numeric range over a parameter
+        beside its type, the type's index, a scan of every parameter of that type — where
+        ICAT's database, which keeps statistics, walks the value's index.
+        Each connection loads them when it next prepares a statement after the change."""
+        self._analyzed_at = self._written
+        deadline, self._local.deadline = getattr(self._local, "deadline", None), None
+        try:
+            conn.execute(f"PRAGMA analysis_limit = {ANALYSIS_LIMIT}")
+            conn.execute("ANALYZE")
+            _correct_statistics(conn)
+            conn.execute("ANALYZE sqlite_schema")  # the statistics as changed, loaded again
+            self.statistics += 1
+            self._local.statistics = self.statistics
+        except sqlite3.Error:
+            log.warning("ANALYZE failed; the query planner keeps its older statistics")
+        finally:
+            self._local.deadline = deadline
 
     def _roll_back(self, conn: sqlite3.Connection, name: str) -> None:
         # The rollback must run even when the budget is spent (the progress handler would abort
@@ -257,7 +342,7 @@ class Store:
         if entity.base == "Parameter":
             _check_applicable(entity, values.get("type"))
         cols: list[str] = ["createId", "createTime", "modId", "modTime"]
-        stamp_text = tables.format_stored_datetime(stamp)
+        stamp_text = _stamp_text(stamp)
         params: list[Any] = [user, stamp_text, user, stamp_text]
         self._attribute_values(entity, values, cols, params)
         for f in entity.ones:
@@ -279,6 +364,7 @@ class Store:
                 f"VALUES ({', '.join('?' * len(cols))})"
             )
             self._insert_sql[key] = sql
+        self._written += 1
         try:
             new_id = self.conn.execute(sql, params).lastrowid
         except sqlite3.IntegrityError as exc:

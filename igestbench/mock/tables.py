@@ -10,8 +10,12 @@ One table per concrete entity, named like the entity (always quoted). Columns:
 
 Types: String, Date and enums are TEXT; Long, Integer and boolean INTEGER; Double REAL.
 Dates are stored as UTC text of fixed width (``2024-03-03T10:00:00.000000Z``) so that SQL
-comparison and ordering of the text is chronological. A uniqueness constraint becomes a UNIQUE
-index; every foreign key gets an index, so cascades and MANY lookups are set-based.
+comparison and ordering of the text is chronological. The indexes are those of ICAT's own
+database and no others, so that every query grows with the catalogue as it does on ICAT: a
+uniqueness constraint becomes a UNIQUE index; every foreign key gets an index unless the unique
+key starts with its column (as InnoDB does: ``Datafile(dataset, name)`` serves the dataset's);
+and the indexes ICAT's deployments add (:attr:`Entity.indexes`: ``indices.sql`` and JPA
+``@Index``). No other column is indexed: a Datafile by name alone is a scan, on ICAT too.
 
 The query translator (:mod:`igestbench.mock.jpql`) and the store both use this module, so the
 names below are the only place the layout is spelled out.
@@ -169,17 +173,34 @@ def create_table_sql(profile: Profile, entity: Entity) -> Iterator[str]:
             f"{quote(column_name(f))} INTEGER{nn} REFERENCES {table(f.type)}(id) ON DELETE CASCADE"
         )
     yield f"CREATE TABLE IF NOT EXISTS {table(entity)} ({', '.join(cols)})"
-    for f in entity.ones:
-        yield (
-            f"CREATE INDEX IF NOT EXISTS {quote('ix_' + entity.name + '_' + f.name)} "
-            f"ON {table(entity)} ({quote(column_name(f))})"
-        )
+    for name, columns in index_columns(entity).items():
+        yield f"CREATE INDEX IF NOT EXISTS {quote(name)} ON {table(entity)} ({columns})"
     if entity.constraint:
         cols_u = ", ".join(quote(column_name(entity.field(n))) for n in entity.constraint)
         yield (
             f"CREATE UNIQUE INDEX IF NOT EXISTS {quote('ux_' + entity.name)} "
             f"ON {table(entity)} ({cols_u})"
         )
+
+
+def index_columns(entity: Entity) -> dict[str, str]:
+    """The non-unique indexes of ``entity``'s table: name → quoted column list."""
+    leading = column_name(entity.field(entity.constraint[0])) if entity.constraint else None
+    found: dict[str, str] = {}
+    for f in entity.ones:
+        if column_name(f) != leading:  # the unique index serves this foreign key
+            found["ix_" + entity.name + "_" + f.name] = quote(column_name(f))
+    for fields in entity.indexes:
+        columns = ", ".join(quote(column_name(entity.field(n))) for n in fields)
+        found["ix_" + entity.name + "_" + "_".join(fields)] = columns
+    return found
+
+
+def stale_indexes(profile: Profile, existing: Sequence[tuple[str, str]]) -> list[str]:
+    """Of ``existing`` (index name, table name) pairs of a database made by an older layout,
+    the ``ix_`` indexes the layout no longer has (a kept ``--db`` file is brought up to it)."""
+    wanted = {(name, e.name) for e in profile for name in index_columns(e)}
+    return [name for name, tbl in existing if name.startswith("ix_") and (name, tbl) not in wanted]
 
 
 def schema_sql(profile: Profile) -> Iterator[str]:

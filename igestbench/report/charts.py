@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from multiprocessing import get_context
 from typing import Any
 
+from igestbench.report.colours import CSS_DASH, page_colours
 from igestbench.report.series import Panel, history_panels, scaling_panels, sweep_panels
 from igestbench.report.svg import compact_svg
 from igestbench.results.campaign import Campaign
@@ -35,11 +36,11 @@ from igestbench.results.campaign import Campaign
 _METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.DOTALL)
 #: Below this many charts, starting worker processes costs more than it saves.
 PARALLEL_FROM = 12
-#: inches: a figure as wide as the page's 1400 px column, so that it is shown at about the
-#: size it was drawn (text at its point size, a tenth of a point below a pixel: see svg.py)
-_FIGURE_W, _PANEL_H = 13.0, 2.6
-#: Line styles after the palette's colours are used up: 20 colours x 3 dashes tell 60 lines apart.
-DASHES = ("solid", "dashed", "dotted")
+#: inches: a figure as wide as the page's column less its key on the right, so that it is shown
+#: at about the size it was drawn (text at its point size, a tenth of a point below a pixel)
+_FIGURE_W, _PANEL_H = 10.4, 2.4
+#: inches per bar and the least per group of bars (a phase's name needs a line of text)
+_BAR_H, _GROUP_H = 0.09, 0.24
 _RC: dict[str, Any] = {
     "svg.fonttype": "none",  # text as <text>: searchable, smaller, no glyph paths
     "text.parse_math": False,  # "$" in a site name is a dollar sign, not TeX
@@ -61,6 +62,10 @@ class LineStyle:
     colour: str
     dash: str
 
+    @property
+    def css_dash(self) -> str:
+        return CSS_DASH.get(self.dash, "solid")
+
 
 @dataclass(frozen=True)
 class Chart:
@@ -81,6 +86,16 @@ class Chart:
         return list(dict.fromkeys(s.label for p in self.panels for s in p.series))
 
     @property
+    def line_key(self) -> tuple[LineStyle, ...]:
+        """Colour and dash of each line, in the order the lines first appear."""
+        seen: dict[str, LineStyle] = {}
+        for panel in self.panels:
+            for series in panel.series:
+                seen.setdefault(series.label, LineStyle(series.label, series.colour,
+                                                        series.dash))
+        return tuple(seen.values())
+
+    @property
     def layout(self) -> tuple[int, int]:
         """Rows and columns of panels."""
         columns = min(self.columns, len(self.panels))
@@ -95,27 +110,38 @@ class Drawing:
     styles: tuple[tuple[str, str], ...] = ()
 
 
+def chart_colours(campaign: Campaign) -> dict[str, str]:
+    """The page's colour of every site, then of each catalogue no site of the campaign
+    operates (keyed by its name): the same in every chart (colours.py)."""
+    sites = [s.name for s in campaign.sites]
+    return page_colours([*sites, *(t.name for t in campaign.targets
+                                   if (t.operator or t.name) not in sites)])
+
+
 def build_charts(campaign: Campaign) -> list[Chart]:
     """The charts of every target and site that has something to draw."""
+    colours = chart_colours(campaign)
     charts = []
     for i, target in enumerate(campaign.targets):
         runs = [r for r in campaign.runs if r.target == target.name]
-        panels = scaling_panels(runs, campaign.sites)
+        panels = scaling_panels(runs, campaign.sites, colours)
         if panels:
+            # a column per measure: its rate above its latency
             charts.append(Chart(f"scaling-{i}", "scaling",
-                                f"Concurrency scaling against {target.name}", panels))
-        panels = sweep_panels(runs, campaign.sites)
+                                f"Concurrency scaling against {target.name}", panels,
+                                columns=max(1, len(panels) // 2)))
+        panels = sweep_panels(runs, campaign.sites, colours)
         if panels:
             charts.append(Chart(f"sweep-{i}", "sweep", f"Load sweeps against {target.name}",
                                 panels, columns=3))
     for i, site in enumerate(campaign.sites):
         runs = [r for r in campaign.runs if r.site == site.name]
-        panels = history_panels(runs, campaign.targets)
+        panels = history_panels(runs, campaign.targets, colours)
         if panels:
-            # one panel a row: a phase's name needs the width
+            # CPU and network side by side, the phases' names once, on the left
             charts.append(Chart(f"history-{i}", "history",
                                 f"Client CPU and network per phase at {site.name}", panels,
-                                columns=1))
+                                columns=2))
     return charts
 
 
@@ -194,18 +220,6 @@ def _draw_in_worker(chart: Chart) -> Drawing:
     return _artist().draw(chart)
 
 
-def line_styles(labels: Sequence[str]) -> tuple[LineStyle, ...]:
-    """A colour and dash per label: tab10 up to 10 labels, else tab20, then dashed, dotted."""
-    import matplotlib
-    from matplotlib.colors import to_hex
-
-    palette: Any = matplotlib.colormaps["tab10" if len(labels) <= 10 else "tab20"]
-    colours = palette.colors  # a ListedColormap: its colours in order
-    return tuple(LineStyle(label, to_hex(colours[i % len(colours)]),
-                          DASHES[i // len(colours) % len(DASHES)])
-                 for i, label in enumerate(labels))
-
-
 class ChartArtist:
     """Draws charts into figures it keeps: one per kind and layout of chart.
 
@@ -222,20 +236,19 @@ class ChartArtist:
         matplotlib.use("svg")  # no display, no Agg rasteriser needed
         #: False: matplotlib's SVG as it writes it (the benchmark compares the two)
         self.compact = compact
-        self._figures: dict[tuple[str, int, int, float], tuple[Any, list[Any]]] = {}
+        self._figures: dict[tuple[str, int, int, float, float, float], tuple[Any, list[Any]]] = {}
 
     def draw(self, chart: Chart) -> Drawing:
         import matplotlib
 
-        legend = line_styles(chart.labels)
-        style = {entry.label: entry for entry in legend}
+        legend = chart.line_key
         with matplotlib.rc_context({**_RC, "svg.hashsalt": chart.key}):  # type: ignore[dict-item]
             figure, axes = self._figure(chart)
             for i, ax in enumerate(axes):
                 _reset(ax)
                 ax.set_visible(i < len(chart.panels))
                 if i < len(chart.panels):
-                    _draw(ax, chart.panels[i], style)
+                    _draw(ax, chart.panels[i])
             out = io.StringIO()
             figure.savefig(out, format="svg", metadata={"Date": None, "Creator": "igestbench"})
         text = out.getvalue()
@@ -249,45 +262,99 @@ class ChartArtist:
     def _figure(self, chart: Chart) -> tuple[Any, list[Any]]:
         rows, columns = chart.layout
         bottom = _bottom_margin(chart)
-        key = (chart.kind, rows, columns, bottom)
+        panel_h, left = _panel_height(chart), _left_margin(chart)
+        key = (chart.kind, rows, columns, bottom, panel_h, left)
         if key not in self._figures:
             from matplotlib.figure import Figure
 
-            height = rows * _PANEL_H + bottom + 0.35
+            # between rows: an x label and the next row's title
+            gap = 0.8
+            height = rows * panel_h + bottom + 0.35 + gap * (rows - 1)
             figure = Figure(figsize=(_FIGURE_W, height))
             axes = list(figure.subplots(rows, columns, squeeze=False).flat)
-            figure.subplots_adjust(left=0.06, right=0.99, top=1 - 0.35 / height,
-                                   bottom=bottom / height, hspace=0.55 + 0.1 * bool(bottom > 0.5),
-                                   wspace=0.2)
+            figure.subplots_adjust(left=left / _FIGURE_W, right=0.99, top=1 - 0.35 / height,
+                                   bottom=bottom / height, hspace=gap / panel_h,
+                                   wspace=0.06 if any(p.bars for p in chart.panels)
+                                   else 0.28 if columns < 4 else 0.5)
             self._figures[key] = figure, axes
         return self._figures[key]
 
 
 def _bottom_margin(chart: Chart) -> float:
-    """Inches below the last row: its x label, or its category names on two lines."""
-    return 0.6 if any(p.categories for p in chart.panels) else 0.45
+    """Inches below the last row: its x label."""
+    return 0.45
 
 
-def category_label(name: str) -> str:
-    """A phase's name on two lines, workload above flavour and clients: "burst\nzeep/2"."""
-    workload, _, rest = name.partition("/")
-    return f"{workload}\n{rest}" if rest else workload
+def _panel_height(chart: Chart) -> float:
+    """Inches of one panel: fixed for lines; for bars, enough for every group of bars."""
+    bar_panels = [p for p in chart.panels if p.bars]
+    if not bar_panels:
+        return _PANEL_H
+    groups = max(len(p.categories) for p in bar_panels)
+    bars = max(len(p.series) for p in bar_panels)
+    return max(1.2, groups * max(_GROUP_H, bars * _BAR_H + 0.06))
+
+
+def _left_margin(chart: Chart) -> float:
+    """Inches left of the first column: the bars' category names, written out once."""
+    names = [c for p in chart.panels if p.bars for c in p.categories]
+    return max(0.6, 0.2 + 0.068 * max(map(len, names))) if names else 0.6
+
+
+def _log_axes(ax: Any, panel: Panel) -> None:
+    """Both axes logarithmic, fitted to the data (no 0 on a log axis): x ticks at the sizes
+    measured, y at 1-2-5 steps, every label plain text (math parsing is off: no TeX)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.autoscale_view()
+    sizes = sorted({x for series in panel.series for x in series.x})
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xticks(sizes, [f"{x:,.0f}" for x in sizes])
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0), numticks=8))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.10g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_title(panel.title, fontsize=_RC["font.size"])
+    ax.set_xlabel(panel.xlabel)
+    ax.set_ylabel(panel.ylabel)
 
 
 def _reset(ax: Any) -> None:
     # everything _draw changes, back to how a new Axes has it
     from matplotlib.ticker import AutoLocator, ScalarFormatter
 
-    for artist in [*ax.collections, *ax.lines, *ax.texts]:
+    for artist in [*ax.collections, *ax.lines, *ax.texts, *ax.patches]:
         artist.remove()
     for axis in (ax.xaxis, ax.yaxis):
         axis.set_major_locator(AutoLocator())
         axis.set_major_formatter(ScalarFormatter())
+    ax.tick_params(labelleft=True)
+    ax.grid(True, axis="y")
+    ax.grid(False, axis="x")
     ax.ignore_existing_data_limits = True
     ax.set_autoscale_on(True)
 
 
-def _draw(ax: Any, panel: Panel, style: dict[str, LineStyle]) -> None:
+def _draw(ax: Any, panel: Panel) -> None:
+    if panel.bars:
+        _draw_bars(ax, panel)
+    else:
+        _draw_lines(ax, panel)
+
+
+def _empty(ax: Any, panel: Panel) -> None:
+    """A panel with nothing measured: say so, without an axis of made-up numbers."""
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.text(0.5, 0.5, panel.empty_note, transform=ax.transAxes, ha="center", va="center",
+            color="#4b5566")
+    ax.set_title(panel.title, fontsize=_RC["font.size"])
+    ax.set_xlabel(panel.xlabel)
+    ax.set_ylabel(panel.ylabel)
+
+
+def _draw_lines(ax: Any, panel: Panel) -> None:
     # one collection per kind of mark, not one artist per series: a 30-site campaign draws
     # hundreds of lines, and matplotlib's cost is per artist far more than per point
     from matplotlib.collections import LineCollection, PathCollection, PolyCollection
@@ -295,14 +362,13 @@ def _draw(ax: Any, panel: Panel, style: dict[str, LineStyle]) -> None:
     from matplotlib.ticker import MaxNLocator
 
     lines, colours, dashes, points, bands, band_colours = [], [], [], [], [], []
-    for series in panel.series:
+    for series in panel.drawing_order:
         xy = [(x, y) for x, y in zip(series.x, series.y, strict=True) if y is not None]
         if not xy:
             continue
-        entry = style[series.label]
         lines.append(xy)
-        colours.append(entry.colour)
-        dashes.append(entry.dash)
+        colours.append(series.colour)
+        dashes.append(series.dash)
         points.extend(xy)
         if series.low is not None and series.high is not None:
             band = [(x, lo, hi) for x, lo, hi in zip(series.x, series.low, series.high,
@@ -312,21 +378,14 @@ def _draw(ax: Any, panel: Panel, style: dict[str, LineStyle]) -> None:
                 upper = [(x, hi) for x, _, hi in band]
                 lower = [(x, lo) for x, lo, _ in reversed(band)]
                 bands.append(upper + lower)
-                band_colours.append(entry.colour)
+                band_colours.append(series.colour)
     if not lines:
-        # a panel with nothing measured: say so, without an axis of made-up numbers
-        ax.set_xticks([])
-        ax.set_yticks([])
-        ax.text(0.5, 0.5, panel.empty_note, transform=ax.transAxes, ha="center", va="center",
-                color="#4b5566")
-        ax.set_title(panel.title, fontsize=_RC["font.size"])
-        ax.set_xlabel(panel.xlabel)
-        ax.set_ylabel(panel.ylabel)
+        _empty(ax, panel)
         return
     if bands:
         ax.add_collection(PolyCollection(bands, facecolors=band_colours, alpha=0.18,
                                          linewidths=0))
-    ax.add_collection(LineCollection(lines, colors=colours, linestyles=dashes, linewidths=1.2))
+    ax.add_collection(LineCollection(lines, colors=colours, linestyles=dashes, linewidths=1.3))
     # the measured points as round dots: one path of zero-length strokes per line, whose round
     # caps are the dots (a scatter writes an SVG element per point: 4 MB of a 30 x 30 page).
     # Where every x is a labelled tick (clients, phases), a line's ends and bends are its
@@ -340,6 +399,15 @@ def _draw(ax: Any, panel: Panel, style: dict[str, LineStyle]) -> None:
              for line, _ in dotted],
             facecolors="none", edgecolors=[c for _, c in dotted], linewidths=3.5,
             capstyle="round", zorder=3, transform=ax.transData))
+    if panel.log:
+        _log_axes(ax, panel)
+        return
+    for m in panel.markers:  # sustained rates: a star, hollow where it is only the sweep's cap
+        # a marker line, not a scatter: its style stays on the marker's definition, which
+        # svg.py keeps (a scatter's colours sit on each <use>, where svg.py drops ticks' styles)
+        ax.plot([m.x], [m.y], linestyle="none", marker="*", markersize=11, zorder=4,
+                markeredgewidth=1.1, markeredgecolor=m.colour,
+                markerfacecolor="white" if m.hollow else m.colour)
     xs, ys = zip(*points, strict=True)
     # y starts at 0 (set_ylim below); with 0 in the data limits the top margin is a share of
     # the whole axis, so a line near the top is not drawn on the frame
@@ -350,7 +418,7 @@ def _draw(ax: Any, panel: Panel, style: dict[str, LineStyle]) -> None:
     if panel.diagonal:
         ax.axline((0, 0), slope=1, color="grey", lw=0.8, ls="--")
     if panel.hline is not None:
-        ax.axhline(panel.hline, color="firebrick", lw=0.8, ls=":")
+        ax.axhline(panel.hline, color="firebrick", lw=0.9, ls=(0, (4, 2)))
         ax.text(0.995, panel.hline, panel.hline_label, transform=ax.get_yaxis_transform(),
                 ha="right", va="bottom", color="firebrick", fontsize=_RC["font.size"] - 1)
     # a few ticks: enough to read a small panel, and matplotlib's drawing cost grows with
@@ -359,8 +427,7 @@ def _draw(ax: Any, panel: Panel, style: dict[str, LineStyle]) -> None:
     if panel.counts:  # errors: whole numbers, and 0 to 1 when there were none
         ax.yaxis.set_major_locator(MaxNLocator(nbins=4, integer=True))
     if panel.categories:
-        ax.set_xticks(range(len(panel.categories)),
-                      [category_label(c) for c in panel.categories])
+        ax.set_xticks(range(len(panel.categories)), panel.categories)
     if panel.ticks_at_data:
         ax.set_xticks(sorted({x for series in panel.series for x in series.x}))
     ax.set_title(panel.title, fontsize=_RC["font.size"])
@@ -369,3 +436,49 @@ def _draw(ax: Any, panel: Panel, style: dict[str, LineStyle]) -> None:
     ax.set_ylim(bottom=0)
     if panel.counts and max(ys) == 0:
         ax.set_ylim(top=1)
+
+
+def _draw_bars(ax: Any, panel: Panel) -> None:
+    """Horizontal bars: the categories top to bottom, each a group of one bar per series (or
+    one bar spanning a range, its middle marked); the names once, left of the first panel."""
+    from matplotlib.collections import LineCollection, PolyCollection
+
+    groups = len(panel.categories)
+    shown = [s for s in panel.series if any(v is not None for v in s.y)]
+    if not shown or not groups:
+        _empty(ax, panel)
+        return
+    height = min(0.8 / len(shown), 0.5)
+    rects, colours, ticks = [], [], []
+    for k, series in enumerate(shown):
+        for i, x in enumerate(series.x):
+            value = series.y[i]
+            if value is None:
+                continue
+            top = groups - 1 - x + 0.4 - k * height  # category 0 at the top
+            low = series.low[i] if series.low is not None else None
+            high = series.high[i] if series.high is not None else None
+            start, end = (low, high) if low is not None and high is not None else (0.0, value)
+            rects.append([(start, top), (end, top), (end, top - height), (start, top - height)])
+            colours.append(series.colour)
+            if low is not None:
+                ticks.append([(value, top), (value, top - height)])
+    ax.add_collection(PolyCollection(rects, facecolors=colours, edgecolors="none"))
+    if ticks:
+        ax.add_collection(LineCollection(ticks, colors="black", linewidths=1.5))
+    right = max(max(x for rect in rects for x, _ in rect), panel.hline or 0.0) * 1.08
+    ax.set_xlim(0, right or 1.0)
+    ax.set_ylim(-0.6, groups - 0.4)
+    ax.grid(False, axis="y")
+    ax.grid(True, axis="x")
+    if panel.hline is not None:
+        ax.axvline(panel.hline, color="firebrick", lw=0.9, ls=(0, (4, 2)))
+        ax.text(panel.hline, 1.0, f" {panel.hline_label}", transform=ax.get_xaxis_transform(),
+                ha="left", va="bottom", color="firebrick", fontsize=_RC["font.size"] - 1)
+    ax.locator_params(axis="x", nbins=4)
+    ax.set_yticks(range(groups), list(reversed(panel.categories)))
+    if ax.get_subplotspec().colspan.start > 0:
+        ax.tick_params(labelleft=False)  # the names once, beside the first panel
+    ax.set_title(panel.title, fontsize=_RC["font.size"])
+    ax.set_xlabel(panel.xlabel)
+    ax.set_ylabel(panel.ylabel)

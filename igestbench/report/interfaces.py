@@ -5,9 +5,10 @@ operation per interface.
 Every figure comes from the run's file (its ``benchmarks`` and ``sweeps``, each saying its
 ``interface``; a file from before REST was measured reads as SOAP), at the lowest concurrency
 level the run measured, so that the interfaces are compared under the same load. A cell gives
-operations per second and the latency of one call (p50 / p99, ms). Units differ by row and the
-row says them: NeXus files ingested, lookups, Datafiles created (createMany's batches counted),
-whole searches, and the load sweep's sustained rate.
+operations per second and the latency of one call (p50 / p99, ms), as the registry of figures
+gives them (results/figures.py). Units differ by row and the row says them: cycles, searches,
+Datafiles created (createMany's batches counted), result sets, and the load sweep's sustained
+rate (requests/s).
 """
 
 from __future__ import annotations
@@ -16,11 +17,29 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from igestbench.report.series import failed
-from igestbench.report.tables import _lowest, _pooled  # the benchmark table's own rules
+from igestbench.report.tables import _lowest  # the benchmark table's own rule
 from igestbench.results.campaign import Campaign, CampaignRun
+from igestbench.results.figures import (
+    MEASURES,
+    P50,
+    P99,
+    RATE,
+    Measure,
+    RowIndex,
+    SummaryRow,
+    format_value,
+)
 from igestbench.results.format import DEFAULT_INTERFACE, INTERFACES
-from igestbench.results.workloads import UNIT_OPS
+
+WORKLOADS = tuple(dict.fromkeys(m.workload for m in MEASURES))
+#: The table's rows: what the page calls each operation, and its measure (workload, name).
+OPERATIONS = (
+    ("single-result lookup", ("single-query", "")),
+    ("full cycle of one NeXus file", ("full-cycle", "")),
+    ("create, one Datafile a call", ("burst", "create")),
+    ("createMany", ("burst", "createMany")),
+    ("search returning every Datafile", ("multi-query", "")),
+)
 
 #: How the page names an interface.
 INTERFACE_NAMES = {"soap": "SOAP", "rest": "REST"}
@@ -45,6 +64,12 @@ class InterfaceCell:
     p99_ms: float | None = None
     #: the workload's workers failed: it measured nothing (not a 0)
     failed: bool = False
+    #: the figures as the registry writes them (results/figures.py)
+    rate_text: str = "—"
+    p50_text: str = "—"
+    p99_text: str = "—"
+    #: the registry's marks on the rate (client-bound, capped …)
+    marks: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -67,71 +92,56 @@ class InterfaceTable:
     local: bool
     columns: tuple[InterfaceColumn, ...]
     rows: tuple[InterfaceRow, ...]
+    #: measured by sv7 swarm (a load sweep from many hosts), beside the site's campaign run
+    swarm: bool = False
 
 
 def _interface(item: Mapping[str, Any]) -> str:
     return str(item.get("interface") or DEFAULT_INTERFACE)
 
 
-def _op_cell(entry: Mapping[str, Any] | None, op: str, per_call: float) -> InterfaceCell:
-    """One operation's calls: objects per second by one client calling back to back."""
-    if entry is None:
-        return InterfaceCell()
-    stats = entry.get("ops", {}).get(op)
-    if not isinstance(stats, dict) or not stats.get("ok"):
-        return InterfaceCell(failed=failed(entry, str(entry["workload"])))
-    mean = stats.get("mean_ms")
-    rate = per_call * 1000.0 / mean if isinstance(mean, int | float) and mean > 0 else None
-    pooled = _pooled(entry, (op,))  # percentiles from the histogram, as the other tables
-    if pooled is None:
-        return InterfaceCell(rate, _number(stats.get("p50_ms")), _number(stats.get("p99_ms")))
-    return InterfaceCell(rate, pooled.percentile_ms(50.0), pooled.percentile_ms(99.0))
-
-
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _unit_cell(entry: Mapping[str, Any] | None, workload: str) -> InterfaceCell:
-    """A workload's unit of work: its throughput, and the pooled latency of its unit calls."""
-    if entry is None:
+def _cell(rate: SummaryRow | None, p50: SummaryRow | None, p99: SummaryRow | None
+          ) -> InterfaceCell:
+    if rate is None:
         return InterfaceCell()
-    if failed(entry, workload):
-        return InterfaceCell(failed=True)
-    pooled = _pooled(entry, UNIT_OPS[workload])
     return InterfaceCell(
-        _number(entry.get("throughput_per_s")),
-        pooled.percentile_ms(50.0) if pooled else None,
-        pooled.percentile_ms(99.0) if pooled else None,
-    )
+        rate.value, p50.value if p50 else None, p99.value if p99 else None,
+        failed="failed" in rate.marks, rate_text=rate.text,
+        p50_text=p50.text if p50 else "—", p99_text=p99.text if p99 else "—", marks=rate.marks)
 
 
-def _whole_search(entry: Mapping[str, Any] | None) -> InterfaceCell:
-    """The search returning every Datafile: calls per second on the client's whole time (the
-    fetch and the decoding where a client times them apart); latency of the fetch (server and
-    wire) there, of the whole call where the client cannot split it (python-icat)."""
+def _measure_cell(index: RowIndex, entry: Mapping[str, Any] | None, measure: Measure
+                  ) -> InterfaceCell:
+    """A measure's rate and the latency of one of its calls, as the registry gives them."""
     if entry is None:
         return InterfaceCell()
-    ops = entry.get("ops", {})
-    if "multi-query/whole/search" in ops:
-        return _op_cell(entry, "multi-query/whole/search", 1)
-    fetched = _op_cell(entry, "multi-query/whole/fetch", 1)
-    decode = (ops.get("multi-query/whole/decode") or {}).get("mean_ms")
-    if fetched.ops_per_s is None or not isinstance(decode, int | float):
-        return fetched
-    whole_ms = 1000.0 / fetched.ops_per_s + decode
-    return InterfaceCell(1000.0 / whole_ms, fetched.p50_ms, fetched.p99_ms)
+    key = (measure.workload, _interface(entry), str(entry["flavour"]), entry.get("concurrency"))
+    level = key[3] if isinstance(key[3], int) else None
+    return _cell(*(index.get(key[0], key[1], key[2], level, measure.metric(stat))
+                   for stat in (RATE, P50, P99)))
 
 
-def _sweep_cell(sweep: Mapping[str, Any] | None) -> InterfaceCell:
-    """The sustained rate, and the corrected latency of the step that sustained it."""
+def _sweep_cell(index: RowIndex, sweep: Mapping[str, Any] | None) -> InterfaceCell:
+    """The sustained rate (bounded as the registry bounds it), and the corrected latency of the
+    step that sustained it."""
     if sweep is None:
         return InterfaceCell()
-    rate = _number(sweep.get("sustained_rate"))
+    row = index.get("sweep", _interface(sweep), str(sweep.get("flavour") or "lean"), None,
+                    "sustained")
+    if row is None:
+        return InterfaceCell()
     step = next((s for s in sweep.get("steps") or () if isinstance(s, dict)
-                 and rate is not None and s.get("demanded_rate") == rate), None)
+                 and row.value is not None and _number(s.get("demanded_rate")) == row.value),
+                None)
     latency = ((step or {}).get("latency_ms") or {}).get("corrected") or {}
-    return InterfaceCell(rate, _number(latency.get("p50")), _number(latency.get("p99")))
+    p50, p99 = _number(latency.get("p50")), _number(latency.get("p99"))
+    return InterfaceCell(row.value, p50, p99, failed="failed" in row.marks, rate_text=row.text,
+                         p50_text=format_value(p50, "ms"), p99_text=format_value(p99, "ms"),
+                         marks=row.marks)
 
 
 def _columns(run: CampaignRun) -> list[tuple[str, str]]:
@@ -151,7 +161,7 @@ def _table(run: CampaignRun, local: bool) -> InterfaceTable:
     for interface, flavour in columns:
         entries = [b for b in run.result.benchmarks
                    if _interface(b) == interface and b["flavour"] == flavour]
-        by_column.append({w: _lowest(entries, w) for w in UNIT_OPS})
+        by_column.append({w: _lowest(entries, w) for w in WORKLOADS})
         sweeps.append(next((s for s in run.result.sweeps if _interface(s) == interface
                             and (s.get("flavour") or "lean") == flavour), None))
         found = [int(e["concurrency"]) for e in entries if isinstance(e.get("concurrency"), int)]
@@ -160,25 +170,18 @@ def _table(run: CampaignRun, local: bool) -> InterfaceTable:
     def row(operation: str, unit: str, cell: Any) -> InterfaceRow:
         return InterfaceRow(operation, unit, tuple(cell(i) for i in range(len(columns))))
 
-    sizes = [((e.get("checks") or {}).get("batch_size") if e else None)
-             for e in (c["burst"] for c in by_column)]
-    batch = [size if isinstance(size, int) and size > 0 else 1 for size in sizes]
-    rows = [
-        row("single-result lookup", "lookups/s",
-            lambda i: _unit_cell(by_column[i]["single-query"], "single-query")),
-        row("full cycle of one NeXus file", "files/s",
-            lambda i: _unit_cell(by_column[i]["full-cycle"], "full-cycle")),
-        row("create, one Datafile a call", "Datafiles/s",
-            lambda i: _op_cell(by_column[i]["burst"], "burst/create", 1)),
-        row("createMany", "Datafiles/s (batches counted)",
-            lambda i: _op_cell(by_column[i]["burst"], "burst/createMany", batch[i])),
-        row("search returning every Datafile", "searches/s (latency: server and wire)",
-            lambda i: _whole_search(by_column[i]["multi-query"])),
-        row("load sweep: sustained rate", "requests/s", lambda i: _sweep_cell(sweeps[i])),
-    ]
+    index = RowIndex(run.figures)
+    measures = {(m.workload, m.name): m for m in MEASURES}
+    rows = []
+    for operation, key in OPERATIONS:
+        chosen = measures[key]
+        rows.append(row(operation, chosen.unit,
+                        lambda i, m=chosen: _measure_cell(index, by_column[i][m.workload], m)))
+    rows.append(row("load sweep: sustained rate", "requests/s",
+                    lambda i: _sweep_cell(index, sweeps[i])))
     kept = tuple(r for r in rows if not all(c.empty and not c.failed for c in r.cells))
     return InterfaceTable(
-        target=run.target, site=run.site, local=local,
+        target=run.target, site=run.site, local=local, swarm=run.kind == "swarm",
         columns=tuple(InterfaceColumn(i, f, level)
                       for (i, f), level in zip(columns, levels, strict=True)),
         rows=kept,
@@ -197,6 +200,6 @@ def interface_tables(campaign: Campaign) -> list[InterfaceTable]:
     tables = []
     for target in campaign.targets:
         runs = sorted((r for r in campaign.runs if r.target == target.name),
-                      key=lambda r: site_rank[r.site])
+                      key=lambda r: (site_rank[r.site], r.kind))
         tables += [_table(r, target.is_local_to(r.site)) for r in runs if _measured_rest(r)]
     return tables

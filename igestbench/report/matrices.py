@@ -131,7 +131,8 @@ def participation(campaign: Campaign) -> Participation:
     rows = []
     for site in campaign.sites:
         runs = [r for r in campaign.runs if r.site == site.name]
-        cells = tuple(sum(part in r.result.raw["run"].get("parts", ()) for r in runs)
+        # targets, not runs: a swarm run beside a run of the same target counts it once
+        cells = tuple(len({r.target for r in runs if part in r.result.raw["run"].get("parts", ())})
                       for part in parts)
         rows.append(ParticipationRow(site.name, site.country, cells,
                                      Tally(sum(n > 0 for n in cells), len(parts))))
@@ -220,7 +221,10 @@ class CellChange:
 
     @property
     def direction(self) -> str:
-        """"better", "worse" or "same" (a new cell is better than none)."""
+        """"better", "worse" or "same"; "new" or "gone" for a cell one campaign did not have
+        (a site or target that joined or left: neither better nor worse)."""
+        if self.before is None or self.now is None:
+            return "new" if self.before is None else "gone"
         old = _RANK[self.before.state] if self.before else 0
         new = _RANK[self.now.state] if self.now else 0
         return "better" if new > old else "worse" if new < old else "same"

@@ -16,13 +16,23 @@ from igestbench.report.interfaces import InterfaceTable, interface_tables
 from igestbench.report.matrices import (
     Participation,
     Success,
+    SuccessCell,
     Trend,
     participation,
     success,
     trend,
 )
+from igestbench.report.notices import end_cause, notices, period, period_text
+from igestbench.report.scale import ScaleView, scale_view
+from igestbench.report.summary import (
+    CampaignSummary,
+    FigureChange,
+    campaign_summary,
+    figure_changes,
+    with_change,
+)
 from igestbench.report.tables import BenchmarkRow, TargetScores, benchmark_rows, deployment_scores
-from igestbench.results.campaign import Campaign
+from igestbench.results.campaign import Campaign, CampaignRun
 from igestbench.results.campaign_file import CampaignSite
 
 
@@ -48,6 +58,14 @@ class RunView:
     tool_version: str | None
     #: "quick" (a quick tour: sv7 run's default) or "full"
     profile: str = "full"
+    #: "run" (sv7 run) or "swarm" (sv7 swarm)
+    kind: str = "run"
+    #: why it did not complete (None when it did)
+    ended: str | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status == "complete"
 
 
 @dataclass(frozen=True)
@@ -73,27 +91,16 @@ class Report:
     trend: Trend | None
     #: SOAP and REST side by side, per run that measured REST
     interfaces: tuple[InterfaceTable, ...] = ()
-
-
-def _notices(campaign: Campaign) -> list[str]:
-    notes = [f"{s.file}: skipped: {s.reason}" for s in campaign.skipped]
-    notes += [f"{u.get('file')}: not counted: {u.get('reason')} (site {u.get('site')}, "
-              f"target {u.get('target')})" for u in campaign.unexpected]
-    for run in campaign.runs:
-        if run.file_version != run.result.raw["version"]:
-            notes.append(f"{run.file}: written in result format version {run.file_version}, "
-                         f"read as version {run.result.raw['version']}")
-        if run.result.status != "complete":
-            notes.append(f"{run.file}: the run of {run.site} against {run.target} ended: "
-                         f"{run.result.status}")
-    quick = [f"{r.site} → {r.target}" for r in campaign.runs if r.quick]
-    if quick:
-        shown = ", ".join(quick[:5]) + (f" and {len(quick) - 5} more" if len(quick) > 5 else "")
-        what = "1 run is a quick tour" if len(quick) == 1 else f"{len(quick)} runs are quick tours"
-        notes.append(f"{what} (the default profile of sv7 run: one client flavour, small "
-                     f"counts, a short sweep): {shown}. Their figures are marked as such and "
-                     "are not comparable with those of full runs (sv7 run --profile full).")
-    return notes
+    #: the page's opening: one row per target (summary.py)
+    summary: CampaignSummary | None = None
+    #: the days of the campaign's runs ("2026-11-21 to 2026-11-23")
+    dates: str = ""
+    #: per target and headline figure, the change since the previous campaign
+    changes: tuple[FigureChange, ...] = ()
+    #: the counted runs, for their figures (summary.csv)
+    figure_runs: tuple[CampaignRun, ...] = ()
+    #: how each query's cost grows with the catalogue (runs of the scale part); None: none
+    scale: ScaleView | None = None
 
 
 def build_report(campaign: Campaign, previous: Campaign | None = None, *,
@@ -103,7 +110,9 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
     # processes when there are many) and runs while the rest is built
     with ChartDrawers(likely_charts(campaign) if charts else 0) as drawers:
         specs = build_charts(campaign) if charts else []
-        drawings = drawers.draw(specs)
+        grown = scale_view(campaign)
+        scale_specs = list(grown.charts) if grown is not None and charts else []
+        drawings = drawers.draw([*specs, *scale_specs])
         part, succ = participation(campaign), success(campaign)
         targets = tuple(TargetView(t.name, t.url, t.operator, endpoint_of(t.url).port)
                         for t in campaign.targets)
@@ -113,22 +122,60 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
             operators={t.name: t.operator for t in targets},
             target_order=[t.name for t in targets],
         )
-        scores, benchmarks = tuple(deployment_scores(campaign)), tuple(benchmark_rows(campaign))
+        scores = tuple(deployment_scores(campaign, _cells_by_target(succ)))
+        benchmarks = tuple(benchmark_rows(campaign))
+        summary = _summary(campaign, succ, marks, scores)
         drawn = tuple(replace(chart, svg=d.svg, legend=d.legend, styles=d.styles)
-                      for chart, d in zip(specs, drawings(), strict=True))
+                      for chart, d in zip([*specs, *scale_specs], drawings(), strict=True))
+        if grown is not None:
+            grown = grown.with_drawings(drawn[len(specs):] if charts else ())
+        drawn = drawn[:len(specs)]
     runs = tuple(RunView(r.site, r.target, r.file, r.file_version, r.result.run_id,
                          r.result.raw["run"]["started"], r.result.status, r.result.tool_version,
-                         "quick" if r.quick else "full")
+                         "quick" if r.quick else "full", r.kind,
+                         None if r.result.status == "complete" else end_cause(r))
                  for r in campaign.runs)
-    before = None
+    dates = period_text(period(campaign))
+    before: Trend | None = None
+    changes: tuple[FigureChange, ...] = ()
     if previous is not None:
-        before = trend(previous.title or previous.name,
-                       (participation(previous), success(previous)), (part, succ))
+        then = period_text(period(previous))
+        name = f"{previous.title or previous.name} ({then})"
+        old_part, old_succ = participation(previous), success(previous)
+        before = trend(name, (old_part, old_succ), (part, succ))
+        _, old_marks = footnotes([c for row in old_succ.rows for c in row.cells], {},
+                                 {t.name: t.operator for t in previous.targets},
+                                 [t.name for t in previous.targets])
+        old_scores = tuple(deployment_scores(previous, _cells_by_target(old_succ)))
+        old_summary = _summary(previous, old_succ, old_marks, old_scores)
+        changes = figure_changes(summary, old_summary)
+        summary = with_change(summary, old_summary,
+                              f"since {previous.title or previous.name} ({then} → {dates})")
     return Report(
-        name=campaign.name, title=campaign.title or campaign.name, declared=campaign.declared,
+        name=campaign.name, title=_title(campaign, dates), declared=campaign.declared,
         sites=campaign.sites, targets=targets, participation=part, success=succ,
         footnotes=tuple(notes), marks=marks, scores=scores, benchmarks=benchmarks, charts=drawn,
         runs=runs,
-        history_count=len(campaign.history), notices=tuple(_notices(campaign)), trend=before,
-        interfaces=tuple(interface_tables(campaign)),
+        history_count=len(campaign.history), notices=tuple(notices(campaign)), trend=before,
+        interfaces=tuple(interface_tables(campaign)), summary=summary, dates=dates,
+        changes=changes, figure_runs=campaign.runs, scale=grown,
     )
+
+
+def _title(campaign: Campaign, dates: str) -> str:
+    """The page's title: the campaign's own, or (a campaign without campaign.toml, whose name
+    is only the output file's) "Campaign of <dates>"."""
+    if campaign.title:
+        return campaign.title
+    if campaign.declared:
+        return f"{campaign.name}, {dates}"
+    return f"Campaign of {dates}"
+
+
+def _cells_by_target(succ: Success) -> dict[str, list[SuccessCell]]:
+    return {name: [row.cells[i] for row in succ.rows] for i, name in enumerate(succ.targets)}
+
+
+def _summary(campaign: Campaign, succ: Success, marks: dict[tuple[str, str], tuple[str, ...]],
+             scores: tuple[TargetScores, ...]) -> CampaignSummary:
+    return campaign_summary(campaign, succ, marks, {t.target: t.total for t in scores})

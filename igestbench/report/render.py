@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import csv
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,9 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from igestbench.report.model import Report
+from igestbench.report.scale import SCALE_CSV_HEADER
+from igestbench.report.summary import CampaignSummary
+from igestbench.results.rows import SUMMARY_CSV_FIELDS, summary_csv_cells
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
@@ -60,17 +64,66 @@ def environment(markdown: bool = False) -> Environment:
     return env
 
 
+@dataclass(frozen=True)
+class Section:
+    """A section of the page: its anchor (and template ``sections/<id>.html.j2``), its name in
+    the navigation, and whether the report has anything for it."""
+
+    id: str
+    title: str
+    shown: Callable[[Report], bool] = lambda report: True
+
+
+#: The page's sections in order: the summary first, the matrices, the trend, then the detail.
+SECTIONS = (
+    Section("summary", "Summary", lambda r: r.summary is not None),
+    Section("notices", "Notices", lambda r: bool(r.notices)),
+    Section("participation", "Participation"),
+    Section("success", "Success"),
+    Section("trend", "Trend", lambda r: r.trend is not None),
+    Section("scores", "Scores"),
+    Section("benchmarks", "Benchmarks"),
+    Section("interfaces", "SOAP and REST", lambda r: bool(r.interfaces)),
+    Section("scale", "Catalogue size", lambda r: r.scale is not None),
+    Section("charts", "Charts"),
+    Section("runs", "Runs"),
+)
+
+
 def render_html(report: Report) -> str:
-    charts = {chart.key: Markup(chart.svg) for chart in report.charts}  # matplotlib's own SVG
+    every = (*report.charts, *(report.scale.charts if report.scale else ()))
+    charts = {chart.key: Markup(chart.svg) for chart in every}  # matplotlib's own SVG
     # the charts' styles, each once: class names are hashes of the declarations (svg.py)
-    styles = dict(style for chart in report.charts for style in chart.styles)
+    styles = dict(style for chart in every for style in chart.styles)
     chart_css = Markup("\n".join(f".{name}{{{rule}}}" for name, rule in sorted(styles.items())))
-    return environment().get_template("report.html.j2").render(r=report, svg=charts,
-                                                               chart_css=chart_css)
+    sections = [s for s in SECTIONS if s.shown(report)]
+    return environment().get_template("report.html.j2").render(
+        r=report, svg=charts, chart_css=chart_css, sections=sections)
 
 
 def render_markdown(report: Report) -> str:
     return environment(markdown=True).get_template("report.md.j2").render(r=report)
+
+
+#: The columns of summary-targets.csv: one row per target and column of the page's summary.
+SUMMARY_CSV = ("target", "operator", "figure", "value", "unit", "text", "best", "note")
+
+
+def summary_csv_rows(summary: CampaignSummary) -> Iterable[Sequence[Any]]:
+    """The page's summary as rows of :data:`SUMMARY_CSV`, each value with its unit and the
+    text the page shows (the registry's, for the figures)."""
+    for t in summary.rows:
+        yield (t.target, t.operator, "works for", t.works, f"sites of {t.tried}",
+               f"{t.works} of {t.tried} sites", t.target in summary.best_works,
+               f"{t.cause_sites} sites: {t.cause}" if t.cause else "")
+        cells = [*zip(summary.columns, t.figures, strict=True),
+                 ("REST vs SOAP", t.rest_vs_soap), ("sustained", t.sustained),
+                 ("score", t.score)]
+        if summary.change_heading:
+            cells.append((f"change {summary.change_heading}", t.change))
+        for name, cell in cells:
+            yield (t.target, t.operator, name, cell.value, cell.unit, cell.text, cell.best,
+                   "; ".join(x for x in (cell.note, *cell.marks) if x))
 
 
 def _safe(value: Any) -> Any:
@@ -127,7 +180,19 @@ def write_csv(report: Report, directory: Path) -> list[Path]:
          for t in report.interfaces for row in t.rows
          for col, cell in zip(t.columns, row.cells, strict=True)),
     ))
-    fields = list(report.benchmarks[0].__dataclass_fields__) if report.benchmarks else ["site"]
+    if report.scale is not None:
+        written.append(_write(directory / "scale.csv", SCALE_CSV_HEADER,
+                              report.scale.cells))
+    # the row's figures as numbers (the registry's values); their texts are on the page
+    # every counted run's figures as the registry gives them (value and unit apart)
+    written.append(_write(directory / "summary.csv", SUMMARY_CSV_FIELDS,
+                          (summary_csv_cells(run, row) for run in report.figure_runs
+                           for row in run.figures)))
+    if report.summary is not None:  # the page's summary: one row per target and column
+        written.append(_write(directory / "summary-targets.csv", SUMMARY_CSV,
+                              summary_csv_rows(report.summary)))
+    fields = [f for f in report.benchmarks[0].__dataclass_fields__ if f != "figures"] \
+        if report.benchmarks else ["site"]
     written.append(_write(directory / "benchmarks.csv", fields,
                           ([getattr(row, f) for f in fields] for row in report.benchmarks)))
     return written

@@ -12,21 +12,25 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from igestbench.report.colours import DASH_ORDER, NEUTRAL, SOLID, colour_of, dash_for
 from igestbench.results.campaign import CampaignRun
 from igestbench.results.campaign_file import CampaignSite, CampaignTarget
-from igestbench.results.workloads import UNIT_OPS
+from igestbench.results.figures import (
+    MEAN,
+    MEASURES,
+    RATE,
+    RowIndex,
+)
+from igestbench.results.format import DEFAULT_INTERFACE
+from igestbench.results.sweeps import sweep_verdict
 
 #: The workloads in the order the runner runs them.
-WORKLOADS = tuple(UNIT_OPS)
+WORKLOADS = tuple(dict.fromkeys(m.workload for m in MEASURES))
+#: The measure each workload's scaling panels draw: one per workload (burst: createMany, how
+#: ingestion scales; its create rate is in the tables), so a chart keeps its eight panels.
+CHARTED = tuple(m for m in MEASURES if m.name in ("", "createMany"))
 #: CPU use above which the sampler counts a client as saturated.
 SATURATED_PERCENT = 90.0
-#: What each workload's throughput counts and its latency is per: (things, one thing).
-COUNTED = {
-    "full-cycle": ("NeXus files ingested", "file"),
-    "single-query": ("queries", "query"),
-    "burst": ("Datafiles", "create call"),
-    "multi-query": ("result sets", "result set"),
-}
 
 
 @dataclass(frozen=True)
@@ -34,9 +38,23 @@ class Series:
     label: str
     x: tuple[float, ...]
     y: tuple[float | None, ...]
-    #: a band around ``y`` (e.g. a 95 % confidence interval), when there is one
+    #: a band around ``y`` (e.g. a 95 % confidence interval), when there is one; in a bar
+    #: panel, the range a bar spans (``y`` is then marked inside it)
     low: tuple[float | None, ...] | None = None
     high: tuple[float | None, ...] | None = None
+    #: the page-wide colour of the site (colours.py) and the dash of the interface
+    colour: str = NEUTRAL
+    dash: str = SOLID
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A point marked on a panel: a sweep's sustained rate (hollow when it is only the cap)."""
+
+    x: float
+    y: float
+    colour: str
+    hollow: bool = False
 
 
 @dataclass(frozen=True)
@@ -59,6 +77,17 @@ class Panel:
     hline_label: str = ""
     #: said in the panel's place when no series has a value
     empty_note: str = "no data"
+    #: points marked on top of the lines (sustained rates)
+    markers: tuple[Marker, ...] = ()
+    #: horizontal bars, one group per category (listed top to bottom), one bar per series
+    bars: bool = False
+
+    @property
+    def drawing_order(self) -> tuple[Series, ...]:
+        """Solid lines first: a dashed line on the same values then leaves them visible."""
+        return tuple(sorted(self.series, key=lambda s: DASH_ORDER.get(s.dash, 0)))
+    #: both axes logarithmic (latency against catalogue size: a slope is a growth rate)
+    log: bool = False
 
 
 def _by_site(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite]) -> list[CampaignRun]:
@@ -66,65 +95,71 @@ def _by_site(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite]) -> list
     return sorted(runs, key=lambda r: rank.get(r.site, len(rank)))
 
 
-def _mean_latency(entry: Mapping[str, Any], workload: str) -> float | None:
-    ops = [op for name, op in entry.get("ops", {}).items() if name in UNIT_OPS[workload]
-           and isinstance(op.get("mean_ms"), int | float) and op.get("ok")]
-    calls = sum(op["ok"] for op in ops)
-    return sum(op["mean_ms"] * op["ok"] for op in ops) / calls if calls else None
+#: How the page names an interface.
+INTERFACE_NAMES = {"soap": "SOAP", "rest": "REST"}
 
 
-def failed(entry: Mapping[str, Any], workload: str) -> bool:
-    """The entry measured nothing: no call of its unit of work succeeded (the run stopped)."""
-    return not any(isinstance(op, dict) and op.get("ok") for name, op
-                   in entry.get("ops", {}).items() if name in UNIT_OPS[workload])
+def interface_name(interface: str) -> str:
+    return INTERFACE_NAMES.get(interface, interface)
 
 
-def _throughput(entry: Mapping[str, Any], workload: str) -> float | None:
-    """Things per second; never 0 for a level whose workers failed: that is no measurement."""
-    if failed(entry, workload):
-        return None
-    if workload == "burst":  # a createMany call makes a batch of Datafiles, not one
-        ops, wall = entry.get("ops", {}), entry.get("wall_s")
-        batch = (entry.get("checks") or {}).get("batch_size")
-        batch = batch if isinstance(batch, int) else 1
-        if isinstance(wall, int | float) and wall > 0:
-            made = sum((ops.get(name) or {}).get("ok", 0) * size
-                       for name, size in (("burst/create", 1), ("burst/createMany", batch)))
-            return float(made) / wall
-    value = entry.get("throughput_per_s")
-    return float(value) if isinstance(value, int | float) else None
+def _interface(item: Mapping[str, Any]) -> str:
+    return str(item.get("interface") or DEFAULT_INTERFACE)
 
 
-def _label(run: CampaignRun, flavour: str) -> str:
-    """A line's name in the key: site and flavour, and whether its figures are a quick tour's."""
-    return f"{run.site} · {flavour}" + (" (quick tour)" if run.quick else "")
+def line_label(run: CampaignRun, interface: str, flavour: str | None = None) -> str:
+    """A line's name in a key: site, interface and client ("ELETTRA · SOAP zeep",
+    "ELETTRA · REST"), the swarm and whether its figures are a quick tour's."""
+    client = "" if flavour in (None, "rest", "lean") or interface == "rest" else f" {flavour}"
+    label = f"{run.site} · {interface_name(interface)}{client}"
+    if run.kind == "swarm":
+        label += " · swarm"
+    return label + (" (quick tour)" if run.quick else "")
 
 
-def scaling_panels(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite]) -> tuple[Panel, ...]:
-    """Two panels per workload: throughput and mean latency against clients."""
-    panels = []
-    for workload in WORKLOADS:
-        lines: dict[str, list[Mapping[str, Any]]] = {}
-        for run in _by_site(runs, sites):
+def scaling_panels(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite],
+                   colours: Mapping[str, str] | None = None) -> tuple[Panel, ...]:
+    """Per workload (:data:`CHARTED`: burst by its createMany batches) its rate and its mean
+    latency against clients, as the registry of figures gives them (results/figures.py), never
+    0 for a level whose workers failed (that is no measurement): the rates first, then the
+    latencies, so that in a grid of one row each a column is one workload."""
+    colours = colours or {}
+    rates_panels, mean_panels = [], []
+    indexed = [(run, RowIndex(run.figures)) for run in _by_site(runs, sites)]
+    for measure in CHARTED:
+        lines: dict[str, list[tuple[float, float | None, float | None]]] = {}
+        looks: dict[str, tuple[str, str]] = {}
+        for run, index in indexed:
+            soap = list(dict.fromkeys(str(e["flavour"]) for e in run.result.benchmarks
+                                      if _interface(e) == DEFAULT_INTERFACE))
             for entry in run.result.benchmarks:
-                if entry["workload"] == workload and isinstance(entry.get("concurrency"), int):
-                    lines.setdefault(_label(run, str(entry["flavour"])), []).append(entry)
+                level = entry.get("concurrency")
+                if entry["workload"] != measure.workload or not isinstance(level, int):
+                    continue
+                interface, flavour = _interface(entry), str(entry["flavour"])
+                rate = index.get(measure.workload, interface, flavour, level,
+                                 measure.metric(RATE))
+                mean = index.get(measure.workload, interface, flavour, level,
+                                 measure.metric(MEAN))
+                label = line_label(run, interface, flavour)
+                lines.setdefault(label, []).append(
+                    (float(level), rate.value if rate else None, mean.value if mean else None))
+                rank = soap.index(flavour) if flavour in soap else 0
+                looks[label] = (colour_of(colours, run.site), dash_for(interface, rank))
         if not lines:
             continue
-        ordered = {label: sorted(es, key=lambda e: e["concurrency"]) for label, es in lines.items()}
-        throughput = tuple(Series(label, tuple(float(e["concurrency"]) for e in es),
-                                  tuple(_throughput(e, workload) for e in es))
-                           for label, es in ordered.items())
-        latency = tuple(Series(label, tuple(float(e["concurrency"]) for e in es),
-                               tuple(_mean_latency(e, workload) for e in es))
-                        for label, es in ordered.items())
-        things, one = COUNTED[workload]
+        ordered = {label: sorted(points) for label, points in lines.items()}
+        rates = tuple(Series(label, tuple(p[0] for p in ps), tuple(p[1] for p in ps),
+                             None, None, *looks[label]) for label, ps in ordered.items())
+        means = tuple(Series(label, tuple(p[0] for p in ps), tuple(p[2] for p in ps),
+                             None, None, *looks[label]) for label, ps in ordered.items())
+        name = f"{measure.workload} {measure.name}" if measure.name else measure.workload
         note = "no data: every run of it failed"
-        panels.append(Panel(f"{workload}: throughput", "clients", f"{things}/s", throughput,
-                            ticks_at_data=True, empty_note=note))
-        panels.append(Panel(f"{workload}: mean latency", "clients", f"ms per {one}", latency,
-                            ticks_at_data=True, empty_note=note))
-    return tuple(panels)
+        rates_panels.append(Panel(f"{name}: rate", "clients", measure.unit, rates,
+                                  ticks_at_data=True, empty_note=note))
+        mean_panels.append(Panel(f"{name}: mean latency", "clients", "ms per call", means,
+                                 ticks_at_data=True, empty_note=note))
+    return (*rates_panels, *mean_panels)
 
 
 def _step_errors(step: Mapping[str, Any]) -> float:
@@ -132,9 +167,28 @@ def _step_errors(step: Mapping[str, Any]) -> float:
     return float(sum(n for n in errors.values() if isinstance(n, int | float)))
 
 
-def sweep_panels(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite]) -> tuple[Panel, ...]:
-    """Achieved rate, latency with its 95 % band, and errors against the demanded rate."""
-    achieved, latency, errors = [], [], []
+def sustained_point(sweep: Mapping[str, Any], cap_option: str = "--max-rate"
+                    ) -> tuple[float, float, bool] | None:
+    """(demanded, answered rate, capped) of a sweep's sustained step, as the registry judges
+    it (results/sweeps.py); capped (a lower bound) when the sweep never broke the objective:
+    the rate is the cap it was given, not the server's limit. None when no step sustained."""
+    verdict = sweep_verdict(sweep, cap_option)
+    if verdict.value is None or verdict.bound == "upper":
+        return None
+    step = next((s for s in sweep.get("steps", ())
+                 if isinstance(s.get("demanded_rate"), int | float)
+                 and float(s["demanded_rate"]) == verdict.value), None)
+    answered = step.get("response_rate") if step else None
+    return (verdict.value, float(answered if isinstance(answered, int | float)
+                                 else verdict.value), verdict.bound == "lower")
+
+
+def sweep_panels(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite],
+                 colours: Mapping[str, str] | None = None) -> tuple[Panel, ...]:
+    """Achieved rate with the sustained rate marked, latency with its 95 % band and the
+    objective, and errors, against the demanded rate; one line per site and interface."""
+    colours = colours or {}
+    achieved, latency, errors, markers, objectives = [], [], [], [], []
     for run in _by_site(runs, sites):
         for sweep in run.result.sweeps:
             steps = sorted((s for s in sweep.get("steps", ())
@@ -142,23 +196,35 @@ def sweep_panels(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite]) -> 
                            key=lambda s: s["demanded_rate"])
             if not steps:
                 continue
-            label = _label(run, str(sweep.get("flavour", "?")))
+            interface = _interface(sweep)
+            label = line_label(run, interface)
+            look = (colour_of(colours, run.site), dash_for(interface, swarm=run.kind == "swarm"))
             x = tuple(float(s["demanded_rate"]) for s in steps)
             corrected = [((s.get("latency_ms") or {}).get("corrected") or {}) for s in steps]
             ci: list[list[float | None]] = [
                 c["ci95"] if isinstance(c.get("ci95"), list) else [None, None] for c in corrected]
-            achieved.append(Series(label, x, tuple(s.get("response_rate") for s in steps)))
+            achieved.append(Series(label, x, tuple(s.get("response_rate") for s in steps),
+                                   None, None, *look))
             latency.append(Series(label, x, tuple(c.get("mean") for c in corrected),
-                                  low=tuple(b[0] for b in ci), high=tuple(b[1] for b in ci)))
-            errors.append(Series(label, x, tuple(_step_errors(s) for s in steps)))
+                                  tuple(b[0] for b in ci), tuple(b[1] for b in ci), *look))
+            errors.append(Series(label, x, tuple(_step_errors(s) for s in steps), None, None,
+                                 *look))
+            point = sustained_point(sweep, "--rates" if run.kind == "swarm" else "--max-rate")
+            if point is not None:
+                markers.append(Marker(point[0], point[1], look[0], hollow=point[2]))
+            if isinstance(sweep.get("slo_ms"), int | float):
+                objectives.append(float(sweep["slo_ms"]))
     if not achieved:
         return ()
+    # the objective most sweeps had (campaign runs share their options)
+    slo = max(set(objectives), key=objectives.count) if objectives else None
     return (
-        Panel("achieved vs demanded", "demanded req/s", "responses/s", tuple(achieved),
-              diagonal=True),
-        Panel("latency (mean, 95 % CI)", "demanded req/s", "ms, from intended send",
-              tuple(latency)),
-        Panel("errors per step", "demanded req/s", "failed requests", tuple(errors),
+        Panel("achieved vs demanded (★ sustained, ☆ the cap)", "demanded requests/s",
+              "answered requests/s", tuple(achieved), diagonal=True, markers=tuple(markers)),
+        Panel("latency (mean, 95 % CI)", "demanded requests/s", "ms, from intended send",
+              tuple(latency), hline=slo,
+              hline_label=f"objective {slo:g} ms (mean and p99)" if slo else ""),
+        Panel("errors per step", "demanded requests/s", "failed requests", tuple(errors),
               counts=True),
     )
 
@@ -168,32 +234,68 @@ def _mean(values: Any) -> float | None:
     return sum(numbers) / len(numbers) if numbers else None
 
 
-def history_panels(runs: Sequence[CampaignRun], targets: Sequence[CampaignTarget]
-                   ) -> tuple[Panel, ...]:
-    """Client CPU and network, mean per phase, one line per target the site ran against."""
+#: Up to this many targets, a site's resource chart has a bar per target; beyond, one bar per
+#: phase spans the targets' range with their median marked (30 bars a phase are unreadable).
+BARS_PER_TARGET_UP_TO = 8
+
+
+def _traffic(sample: Mapping[str, Any]) -> float | None:
+    parts = [_mean(sample.get("net_in_mbit_s")), _mean(sample.get("net_out_mbit_s"))]
+    known = [p for p in parts if p is not None]
+    return sum(known) if known else None
+
+
+def history_panels(runs: Sequence[CampaignRun], targets: Sequence[CampaignTarget],
+                   colours: Mapping[str, str] | None = None) -> tuple[Panel, ...]:
+    """Client CPU and network of one site, mean per phase, as horizontal bars: a group per
+    phase (its name on its own line, never written over another), a bar per target in the
+    colour of the site operating it."""
+    colours = colours or {}
     rank = {t.name: i for i, t in enumerate(targets)}
-    ordered = sorted(runs, key=lambda r: rank.get(r.target, len(rank)))
+    operators = {t.name: t.operator or t.name for t in targets}
+    ordered = sorted(runs, key=lambda r: (rank.get(r.target, len(rank)), r.kind))
     phases = list(dict.fromkeys(str(s["phase"]) for r in ordered for s in r.result.samples))
     if not phases:
         return ()
     position = {name: float(i) for i, name in enumerate(phases)}
-    cpu, net = [], []
+    per_run: list[tuple[str, str, dict[float, float | None], dict[float, float | None]]] = []
     for run in ordered:
-        samples = [s for s in run.result.samples if s["phase"] in position]
-        if not samples:
-            continue
-        x = tuple(position[s["phase"]] for s in samples)
-        cpu.append(Series(run.target, x, tuple(_mean(s.get("cpu_percent")) for s in samples)))
-        traffic = []
-        for s in samples:
-            parts = [_mean(s.get("net_in_mbit_s")), _mean(s.get("net_out_mbit_s"))]
-            known = [p for p in parts if p is not None]
-            traffic.append(sum(known) if known else None)
-        net.append(Series(run.target, x, tuple(traffic)))
+        cpu: dict[float, float | None] = {}
+        net: dict[float, float | None] = {}
+        for s in run.result.samples:
+            # a phase sampled twice (a repeat) shows its mean once, never a line doubling back
+            at = position[str(s["phase"])]
+            cpu.setdefault(at, _mean(s.get("cpu_percent")))
+            net.setdefault(at, _traffic(s))
+        if cpu:
+            label = run.target + (" · swarm" if run.kind == "swarm" else "")
+            per_run.append((label, colour_of(colours, operators.get(run.target)), cpu, net))
+    x = tuple(sorted(position.values()))
+    if len(per_run) <= BARS_PER_TARGET_UP_TO:
+        cpu_bars = tuple(Series(label, x, tuple(c.get(i) for i in x), colour=colour)
+                         for label, colour, c, _ in per_run)
+        net_bars = tuple(Series(label, x, tuple(n.get(i) for i in x), colour=colour)
+                         for label, colour, _, n in per_run)
+    else:
+        cpu_bars = (_spread(f"{len(per_run)} targets: range, median marked", x,
+                            [c for _, _, c, _ in per_run]),)
+        net_bars = (_spread(f"{len(per_run)} targets: range, median marked", x,
+                            [n for _, _, _, n in per_run]),)
     return (
-        Panel("client CPU per phase", "", "CPU % (mean)", tuple(cpu), hline=SATURATED_PERCENT,
-              hline_label=f"{SATURATED_PERCENT:.0f} %: above it the client, not the server, "
-                          "limits the figures", categories=tuple(phases)),
-        Panel("client network per phase", "", "Mbit/s in + out (mean)", tuple(net),
-              categories=tuple(phases)),
+        Panel("client CPU per phase", "CPU % (mean)", "", cpu_bars, hline=SATURATED_PERCENT,
+              hline_label=f"{SATURATED_PERCENT:.0f} %", categories=tuple(phases), bars=True),
+        Panel("client network per phase", "Mbit/s in + out (mean)", "", net_bars,
+              categories=tuple(phases), bars=True),
     )
+
+
+def _spread(label: str, x: tuple[float, ...], values: Sequence[Mapping[float, float | None]]
+            ) -> Series:
+    """One bar per phase from the lowest to the highest value of the runs, median marked."""
+    low, high, middle = [], [], []
+    for i in x:
+        found = sorted(v for run in values if (v := run.get(i)) is not None)
+        low.append(found[0] if found else None)
+        high.append(found[-1] if found else None)
+        middle.append(found[len(found) // 2] if found else None)
+    return Series(label, x, tuple(middle), tuple(low), tuple(high), colour=NEUTRAL)

@@ -35,7 +35,7 @@ _INDENT = re.compile(r"\n\s+<")
 _GROUP_TAG = re.compile(r"<g>\n?|<g |</g>\n?")
 #: what a path's default dash offset and a tick mark's repeated stroke say: nothing
 _NOTHING = re.compile(r' stroke-dashoffset="0"|(?<=<use )(xlink:href="[^"]*" x="[^"]*" y="[^"]*")'
-                      r' style="[^"]*"')
+                      r' style="([^"]*)"')
 #: path data of only moves, lines and closes: what collections draw
 _POLYLINE = re.compile(r"[MLz\d .\-]+")
 _TOKEN = re.compile(r"[MLz]|-?[\d.]+")
@@ -79,8 +79,17 @@ def compact_svg(svg: str) -> CompactSvg:
     svg = _DEFAULT_STYLE.sub("", _NO_ROTATION.sub("", svg), count=1)
     svg = _COLLECTION.sub(_shared_style, _COORDINATES.sub(coordinates, svg))
     svg = _INDENT.sub("\n<", _GROUP_ID.sub("", svg))
-    svg = _unwrap_bare_groups(_NOTHING.sub(r"\1", svg))
+    svg = _unwrap_bare_groups(_NOTHING.sub(_marker_use, svg))
     return CompactSvg(_STYLE.sub(to_class, svg), tuple(sorted(styles.items())))
+
+
+def _marker_use(match: re.Match[str]) -> str:
+    """A marker's ``<use>`` repeats the stroke its definition has; only its fill is its own
+    (a filled or a hollow star share one definition), so that is all it keeps."""
+    if match[1] is None:
+        return ""
+    fill = _style(match[2]).get("fill")
+    return match[1] + (f' fill="{fill}"' if fill else "")
 
 
 def _unwrap_bare_groups(svg: str) -> str:

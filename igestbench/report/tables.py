@@ -1,30 +1,35 @@
 """The benchmark table (one row per site x target x flavour) and the deployment scores.
 
 Figures come from the lowest concurrency level a run measured — one client alone, the time a
-user of the catalogue sees; the charts show the other levels. Where an operation of several
-names makes one unit of work (the three single-result lookups), their HdrHistograms are added
-before percentiles are taken: percentiles of pooled calls, never an average of percentiles.
+user of the catalogue sees; the charts show the other levels. Every figure is the registry's
+(:mod:`igestbench.results.figures`): the run file's ``summary`` row, or the row the registry
+computes for a file without one — so the table shows the number, unit and text the terminal
+printed and the CSV holds.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-import numpy
-from hdrh.histogram import HdrHistogram
-
-from igestbench.report.series import failed
+from igestbench.report.notices import end_cause
 from igestbench.results.campaign import Campaign, CampaignRun
-from igestbench.results.scoring import score_deployment
-from igestbench.results.workloads import UNIT_OPS
+from igestbench.results.figures import RowIndex, SummaryRow, measures_of
+from igestbench.results.pooling import pool
+from igestbench.results.scoring import (
+    score_checks,
+    score_deployment,
+    score_reachability,
+    score_reliability,
+)
 
 ASPECTS = ("deployment", "certificate", "authentication", "content")
-_WORKER = re.compile(r"^worker \d+: ")
+#: The table's figures: (workload, metric) of each column, in order.
+COLUMNS = (("full-cycle", "mean"), ("single-query", "p50"), ("single-query", "p99"),
+           ("burst", "create rate"), ("burst", "createMany rate"), ("multi-query", "mean"))
 
 
 @dataclass(frozen=True)
@@ -44,9 +49,9 @@ class BenchmarkRow:
     rtt_ms: float | None
     rtt_method: str | None
     api_version: str | None
-    #: the client machine was the bottleneck somewhere (CPU > 90 %): figures understate
+    #: the suite's own clients were saturated somewhere (figures understate the server)
     client_bound: bool
-    #: failed calls of the run's benchmarks
+    #: errors of the run's benchmarks: failed calls and clients that stopped (the registry's)
     errors: int
     #: the site tested its own catalogue (it is the target's operator): a local connection
     local: bool = False
@@ -58,9 +63,28 @@ class BenchmarkRow:
     failure: str | None = None
     #: a quick tour's figures (sv7 run's default profile): small counts, not campaign figures
     quick: bool = False
+    #: the registry's rows of the table's figures (:data:`COLUMNS`), for their texts and marks
+    figures: tuple[SummaryRow, ...] = ()
+    #: why the run did not finish (its file was never completed, or a signal stopped it)
+    unfinished: str | None = None
 
     def stopped(self, workload: str) -> bool:
         return workload in self.failed
+
+    @property
+    def machine_busy(self) -> bool:
+        """A figure of the row was measured while the client machine was busy (the
+        registry's mark: its clients waited for a core)."""
+        return any("machine-busy" in f.marks for f in self.figures)
+
+    def figure(self, workload: str, metric: str) -> SummaryRow | None:
+        return next((f for f in self.figures if (f.workload, f.metric) == (workload, metric)),
+                    None)
+
+    def text(self, workload: str, metric: str) -> str:
+        """The figure as the registry writes it (``21.4 ms``, ``632 Datafiles/s``, ``failed``)."""
+        found = self.figure(workload, metric)
+        return found.text if found is not None else "—"
 
 
 def _lowest(entries: Sequence[Mapping[str, Any]], workload: str) -> Mapping[str, Any] | None:
@@ -68,121 +92,70 @@ def _lowest(entries: Sequence[Mapping[str, Any]], workload: str) -> Mapping[str,
     return min(found, key=lambda e: int(e.get("concurrency") or 0)) if found else None
 
 
-@dataclass(frozen=True)
-class _Pooled:
-    """The unit operations' successful calls of one benchmark entry, pooled."""
-
-    mean_ms: float
-    sd_ms: float | None
-    #: the recorded buckets: each one's highest value (µs) and cumulative count
-    values_us: list[int]
-    cumulative: Any  # numpy array
-    histogram: Any  # hdrh's HdrHistogram, for its nearest-rank rule
-
-    def percentile_ms(self, percentile: float) -> float:
-        rank = self.histogram.get_target_count_at_percentile(percentile)
-        return self.values_us[int(numpy.searchsorted(self.cumulative, rank))] / 1000
-
-
-def _pooled(entry: Mapping[str, Any] | None, names: Sequence[str]) -> _Pooled | None:
-    """The unit operations of ``entry`` pooled: bucket counts added, means weighted by calls.
-
-    The mean is exact (each op's mean covers its calls); the deviation comes from the histogram
-    buckets around it. hdrh walks its 17,000 buckets in Python for every mean, deviation, sum
-    or percentile (≈ 50 ms a histogram, minutes for a large campaign); numpy finds the few
-    recorded buckets at once, and only those are converted to values.
-    """
-    if entry is None:
-        return None
-    ops = [op for name, op in entry.get("ops", {}).items() if name in names
-           and isinstance(op.get("histogram"), str) and op.get("ok")
-           and isinstance(op.get("mean_ms"), int | float)]
-    if not ops:
-        return None
-    histograms = [HdrHistogram.decode(op["histogram"].encode("ascii")) for op in ops]
-    first = histograms[0]
-    if any(h.counts_len != first.counts_len for h in histograms):
-        for other in histograms[1:]:  # other ranges or precisions: let hdrh map the buckets
-            first.add(other)
-        histograms = [first]
-    counts = numpy.ctypeslib.as_array(first.counts).astype(numpy.int64)
-    for other in histograms[1:]:
-        counts += numpy.ctypeslib.as_array(other.counts).astype(numpy.int64)
-    indexes = numpy.flatnonzero(counts)
-    if not len(indexes):
-        return None
-    first.total_count = int(counts.sum())  # for the percentile rank of the pooled calls
-    highest = [first.get_highest_equivalent_value(first.get_value_from_index(int(i)))
-               for i in indexes]
-    lowest = [first.get_lowest_equivalent_value(first.get_value_from_index(int(i)))
-              for i in indexes]
-    bucket_counts = counts[indexes]
-    calls = sum(op["ok"] for op in ops)
-    mean_us = sum(op["mean_ms"] * op["ok"] for op in ops) / calls * 1000
-    middles = (numpy.array(highest) + numpy.array(lowest)) / 2
-    n = int(bucket_counts.sum())
-    squares = float((bucket_counts * (middles - mean_us) ** 2).sum())
-    sd = math.sqrt(squares / (n - 1)) / 1000 if n > 1 else None
-    return _Pooled(mean_us / 1000, sd, highest, numpy.cumsum(bucket_counts), first)
-
-
 def _finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
-def _rate(entry: Mapping[str, Any] | None, op: str, per_call: float) -> float | None:
-    """Objects created per second by one client calling ``op`` back to back."""
+def _figure(index: RowIndex, entry: Mapping[str, Any] | None, metric: str) -> SummaryRow | None:
     if entry is None:
         return None
-    stats = entry.get("ops", {}).get(op)
-    mean = stats.get("mean_ms") if isinstance(stats, dict) else None
-    return per_call * 1000.0 / mean if isinstance(mean, int | float) and mean > 0 else None
+    level = entry.get("concurrency")
+    return index.get(str(entry["workload"]), str(entry.get("interface") or "soap"),
+                     str(entry["flavour"]), level if isinstance(level, int) else None, metric)
 
 
-def _failure(entries: Sequence[Mapping[str, Any] | None]) -> tuple[tuple[str, ...], str | None]:
-    """The workloads of ``entries`` that measured nothing, and the first reason given."""
-    stopped = [e for e in entries if e is not None and failed(e, str(e["workload"]))]
-    reasons = [_WORKER.sub("", str(p)) for e in stopped for p in e.get("problems") or ()]
-    return tuple(str(e["workload"]) for e in stopped), reasons[0] if reasons else None
+def _value(row: SummaryRow | None) -> float | None:
+    return row.value if row is not None else None
 
 
-def _row(run: CampaignRun, flavour: str, local: bool = False) -> BenchmarkRow:
+def _sd(entry: Mapping[str, Any] | None, mean_ms: float | None) -> float | None:
+    """The full cycles' deviation around their mean, from the histogram's buckets."""
+    if entry is None or mean_ms is None:
+        return None
+    (measure,) = measures_of("full-cycle")
+    ops = entry.get("ops") or {}
+    histograms = [op["histogram"] for name, op in ops.items() if name in measure.calls
+                  and isinstance(op, dict) and isinstance(op.get("histogram"), str)]
+    pooled = pool(histograms) if histograms else None
+    return _finite(pooled.stdev_ms(mean_ms)) if pooled is not None else None
+
+
+def _row(run: CampaignRun, index: RowIndex, flavour: str, local: bool = False) -> BenchmarkRow:
     result = run.result
     entries = [b for b in result.benchmarks if b["flavour"] == flavour]
-    cycle = _lowest(entries, "full-cycle")
-    query = _lowest(entries, "single-query")
-    burst = _lowest(entries, "burst")
-    multi = _lowest(entries, "multi-query")
-    cycle_stats = _pooled(cycle, UNIT_OPS["full-cycle"])
-    query_stats = _pooled(query, UNIT_OPS["single-query"])
-    batch_size = (burst or {}).get("checks", {}).get("batch_size")
-    batch = batch_size if isinstance(batch_size, int) else 1
-    # the whole result in one call: search, or fetch (+ decode) in the lean/zeep flavours
-    multi_means = [op["mean_ms"] for name, op in (multi or {}).get("ops", {}).items()
-                   if name in UNIT_OPS["multi-query"]
-                   and isinstance(op.get("mean_ms"), int | float)]
+    lowest = {w: _lowest(entries, w) for w in ("full-cycle", "single-query", "burst",
+                                                "multi-query")}
+    figures = {(w, m): _figure(index, lowest[w], m) for w, m in COLUMNS}
     rtt = (result.raw.get("probe") or {}).get("rtt") or {}
     levels = [int(e["concurrency"]) for e in entries if isinstance(e.get("concurrency"), int)]
-    stopped, failure = _failure([cycle, query, burst, multi])
+    rows = [r for r in index.rows if r.flavour == flavour and r.workload != "sweep"]
+    level_of = {w: e.get("concurrency") for w, e in lowest.items() if e is not None}
+    lowest_rows = [r for r in rows if r.workload in level_of
+                   and r.clients == level_of[r.workload]]
+    stopped = tuple(w for w, e in lowest.items() if e is not None and all(
+        "failed" in r.marks for r in lowest_rows if r.workload == w and r.metric.endswith("rate")))
+    causes = [r.reason.removeprefix("failed: ") for r in lowest_rows
+              if "failed" in r.marks and r.reason]
+    cycle = figures[("full-cycle", "mean")]
     return BenchmarkRow(
         site=run.site, target=run.target, flavour=flavour,
         clients=min(levels) if levels else None,
-        full_cycle_mean_ms=cycle_stats.mean_ms if cycle_stats else None,
-        full_cycle_sd_ms=_finite(cycle_stats.sd_ms) if cycle_stats else None,
-        query_p50_ms=query_stats.percentile_ms(50.0) if query_stats else None,
-        query_p99_ms=query_stats.percentile_ms(99.0) if query_stats else None,
-        burst_create_per_s=_rate(burst, "burst/create", 1),
-        burst_create_many_per_s=_rate(burst, "burst/createMany", batch),
-        multi_query_ms=sum(multi_means) if multi_means else None,
+        full_cycle_mean_ms=_value(cycle),
+        full_cycle_sd_ms=_sd(lowest["full-cycle"], _value(cycle)),
+        query_p50_ms=_value(figures[("single-query", "p50")]),
+        query_p99_ms=_value(figures[("single-query", "p99")]),
+        burst_create_per_s=_value(figures[("burst", "create rate")]),
+        burst_create_many_per_s=_value(figures[("burst", "createMany rate")]),
+        multi_query_ms=_value(figures[("multi-query", "mean")]),
         rtt_ms=rtt.get("median_ms"), rtt_method=rtt.get("method"),
         api_version=result.api_version,
-        client_bound=any(e.get("client_bound") for e in entries),
-        errors=sum(op.get("count", 0) - op.get("ok", 0)
-                   for e in entries for op in e.get("ops", {}).values()),
+        client_bound=any("client-bound" in r.marks for r in rows),
+        errors=int(sum(r.value or 0 for r in rows if r.metric == "errors")),
         local=local,
-        full_cycle_calls=sum(op.get("ok", 0) for name, op in (cycle or {}).get("ops", {}).items()
-                             if name in UNIT_OPS["full-cycle"]),
-        failed=stopped, failure=failure, quick=run.quick,
+        full_cycle_calls=cycle.samples if cycle is not None else 0,
+        failed=stopped, failure=causes[0] if causes else None, quick=run.quick,
+        figures=tuple(f for f in figures.values() if f is not None),
+        unfinished=end_cause(run) if result.status in ("partial", "interrupted") else None,
     )
 
 
@@ -194,8 +167,10 @@ def benchmark_rows(campaign: Campaign) -> list[BenchmarkRow]:
         runs = sorted((r for r in campaign.runs if r.target == target.name),
                       key=lambda r: site_rank[r.site])
         for run in runs:
+            index = RowIndex(run.figures)
             flavours = dict.fromkeys(b["flavour"] for b in run.result.benchmarks)
-            rows.extend(_row(run, flavour, target.is_local_to(run.site)) for flavour in flavours)
+            rows.extend(_row(run, index, flavour, target.is_local_to(run.site))
+                        for flavour in flavours)
     return rows
 
 
@@ -246,10 +221,56 @@ def _aspect(aspect: str, runs: Sequence[CampaignRun], url: str) -> AspectScore:
                        tuple(x for x, s in scored if str(s.get("level")) == level), len(scored))
 
 
-def deployment_scores(campaign: Campaign) -> list[TargetScores]:
+#: What partners met, scored over the campaign (results/scoring.py): after the deployment's
+#: aspects, so that a catalogue deployed alike but failing its partners scores apart.
+SERVICE_ASPECTS = ("reachability", "checks", "reliability")
+
+
+def _service_aspects(runs: Sequence[CampaignRun], cells: Sequence[CellOutcome]
+                     ) -> tuple[AspectScore, ...]:
+    tried = [c for c in cells if c.state != "not-run"]
+    connected = [c for c in tried if c.connected and c.total]
+    blocked = [c.site for c in tried if c not in connected]
+    reach = score_reachability(len(connected), len(tried), blocked)
+    checks = score_checks(sum(c.passed for c in connected), sum(c.total for c in connected))
+    errors = calls = 0
+    for run in runs:
+        for row in run.figures:
+            if row.metric == "errors":
+                errors += int(row.value or 0)
+            elif row.metric.endswith("rate") and row.workload != "sweep":
+                calls += row.samples
+    reliability = score_reliability(errors, calls + errors)
+    return tuple(AspectScore(name, s.level, s.score, s.max, s.evidence,
+                             tuple(c.site for c in tried), len(tried))
+                 for name, s in zip(SERVICE_ASPECTS, (reach, checks, reliability), strict=True))
+
+
+class CellOutcome(Protocol):
+    """What the scores need of a success-matrix cell (matrices.SuccessCell)."""
+
+    @property
+    def site(self) -> str: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def connected(self) -> bool: ...
+    @property
+    def passed(self) -> int: ...
+    @property
+    def total(self) -> int: ...
+
+
+def deployment_scores(campaign: Campaign,
+                      cells: Mapping[str, Sequence[CellOutcome]] | None = None
+                      ) -> list[TargetScores]:
+    """Each target's aspects; with the success matrix's ``cells`` per target, also what its
+    partners met (reachability, checks, reliability)."""
     out = []
     for target in campaign.targets:
-        runs = [r for r in campaign.runs if r.target == target.name]
-        out.append(TargetScores(target.name, target.operator,
-                                tuple(_aspect(a, runs, target.url) for a in ASPECTS)))
+        runs = [r for r in campaign.runs if r.target == target.name and r.kind == "run"]
+        aspects = tuple(_aspect(a, runs, target.url) for a in ASPECTS)
+        if cells is not None:
+            aspects += _service_aspects(runs, cells.get(target.name, ()))
+        out.append(TargetScores(target.name, target.operator, aspects))
     return out

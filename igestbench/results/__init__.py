@@ -5,6 +5,7 @@ The layout is the contract in ``layout.md`` beside this package; :mod:`.format` 
 file, :mod:`.loader` reads files of every supported version.
 """
 
+from igestbench.results.figures import SummaryRow, format_value, summary_rows
 from igestbench.results.format import (
     CHECKED_METADATA,
     FORMAT_NAME,
@@ -27,9 +28,12 @@ __all__ = [
     "ResultFileError",
     "ResultWriter",
     "SecretInResultError",
+    "SummaryRow",
+    "format_value",
     "load_result",
     "parse_timestamp",
     "result_file_name",
     "result_from_document",
+    "summary_rows",
     "utc_timestamp",
 ]

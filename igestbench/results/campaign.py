@@ -7,17 +7,25 @@ One JSON object, versioned like the result files::
      "campaign": {"name": ..., "title": ..., "declared": true,   # false: no campaign.toml
                   "parts": [...], "sites": [{"name", "country"}],
                   "targets": [{"name", "url", "operator"}]},      # url canonical (merge.py)
-     "runs": [{"site", "target", "file", "file_version", "sha256",
+     "runs": [{"site", "target", "kind", "file", "file_version", "sha256",
                "result": {... the whole result document, current result version ...}}],
-     "history": [{"site", "target", "file", "sha256", "run_id", "started", "status",
+     "history": [{"site", "target", "kind", "file", "sha256", "run_id", "started", "status",
                   "passed", "total"}],           # older runs of a cell, newest first
      "skipped": [{"file", "reason"}],            # unreadable result files
-     "unexpected": [{"file", "site", "target", "reason"}]}   # not in campaign.toml
+     "unexpected": [{"file", "site", "target", "reason"}],   # not in campaign.toml
+     "damaged": [{"file", "site", "where", "what", "reason"}]}   # parts of files left out
 
-``runs`` holds one entry per site x target (the newest run) with the result document itself,
-so that a report needs nothing but this file. Sites and targets are named as the campaign
-names them; ``file`` is the result file's base name (paths differ between machines and would
-make two merges of the same files differ).
+``runs`` holds one entry per site x target x kind (the newest run of each kind: ``run`` for
+``sv7 run``, ``swarm`` for ``sv7 swarm``) with the result document itself, so that a report
+needs nothing but this file. Sites and targets are named as the campaign names them; ``file``
+is the result file's base name (paths differ between machines and would make two merges of the
+same files differ). ``kind`` and ``damaged`` were added within version 1: a file without them
+has runs of kind ``run`` and nothing left out.
+
+A report must never fail on a campaign file: :func:`load_campaign` checks every embedded result
+as ``sv7 merge`` checked the files (:mod:`.loader`, :mod:`.contents`), so one edited or damaged
+run is left out with its reason (in ``skipped`` or ``damaged``) and the others are shown; only
+a file that is no campaign at all, or whose head (name, sites, targets) is damaged, is refused.
 """
 
 from __future__ import annotations
@@ -26,13 +34,20 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from secrets import token_hex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from igestbench.errors import UsageError
+from igestbench.icat.endpoint import endpoint_of
 from igestbench.results.campaign_file import CampaignSite, CampaignTarget
+from igestbench.results.contents import Damage
 from igestbench.results.format import JSONObject, ResultFileError, json_type_name
 from igestbench.results.loader import ResultFile, result_from_document
+
+if TYPE_CHECKING:
+    from igestbench.results.rows import SummaryRow
 
 CAMPAIGN_FORMAT = "igestbench-campaign"
 
@@ -55,6 +70,16 @@ class CampaignRun:
     #: The format version the result file was written in (old ones are upgraded on merge).
     file_version: int
     result: ResultFile
+    #: ``run`` (sv7 run) or ``swarm`` (sv7 swarm): see ResultFile.kind
+    kind: str = "run"
+
+    @cached_property
+    def figures(self) -> tuple[SummaryRow, ...]:
+        """The run's figures, as the registry gives them (results/figures.py): read once, asked
+        by every table, chart and summary of the report."""
+        from igestbench.results.figures import summary_rows  # figures' rows name CampaignRun
+
+        return tuple(summary_rows(self.result))
 
     @property
     def quick(self) -> bool:
@@ -75,12 +100,21 @@ class HistoryEntry:
     status: str
     passed: int
     total: int
+    kind: str = "run"
 
 
 @dataclass(frozen=True)
 class Skipped:
     file: str
     reason: str
+
+
+@dataclass(frozen=True)
+class Damaged(Damage):
+    """A part of a counted run's file that was left out (see :mod:`.contents`), and whose."""
+
+    file: str = ""
+    site: str = ""
 
 
 @dataclass(frozen=True)
@@ -99,9 +133,12 @@ class Campaign:
     history: tuple[HistoryEntry, ...]
     skipped: tuple[Skipped, ...]
     unexpected: tuple[Mapping[str, str], ...]
+    damaged: tuple[Damaged, ...] = ()
 
-    def run(self, site: str, target: str) -> CampaignRun | None:
-        return next((r for r in self.runs if r.site == site and r.target == target), None)
+    def run(self, site: str, target: str, kind: str = "run") -> CampaignRun | None:
+        """The counted run of ``kind`` of a site against a target (sv7 run's by default)."""
+        return next((r for r in self.runs if r.site == site and r.target == target
+                     and r.kind == kind), None)
 
 
 def dump_campaign(doc: JSONObject, path: Path) -> None:
@@ -143,33 +180,107 @@ def load_campaign(path: str | os.PathLike[str]) -> Campaign:
                                         f"expected {json_type_name(kind())}")
     try:
         return _view(path, doc)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         # a hand-edited campaign file: one line naming the file, not a traceback
         reason = f"damaged campaign file ({type(exc).__name__}: {exc})"
         raise ResultFileError(path, reason) from None
 
 
+def _run(index: int, entry: Any) -> CampaignRun:
+    """``runs[index]`` of a campaign file; ResultFileError saying what is wrong with it."""
+    where = f"runs[{index}]"
+    if not isinstance(entry, dict):
+        raise ResultFileError(where, f"is {json_type_name(entry)}, expected an object")
+    for key, kind in (("site", str), ("target", str), ("file", str), ("file_version", int),
+                      ("result", dict)):
+        value = entry.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ResultFileError(where, f"{key} is {json_type_name(value)}, "
+                                         f"expected {json_type_name(kind())}")
+    kind = entry.get("kind", "run")
+    # embedded results pass the result loader's checks and upgrades like files do
+    result = result_from_document(entry["result"], entry["file"])
+    if kind not in ("run", "swarm") or kind != result.kind:
+        raise ResultFileError(where, f"kind is {kind!r}, the run is of kind {result.kind!r}")
+    return CampaignRun(entry["site"], entry["target"], entry["file"], entry["file_version"],
+                       result, kind)
+
+
+def _damaged(entry: Any) -> Damaged:
+    where, what, reason, file, site = (str(entry.get(k) or "") for k in (
+        "where", "what", "reason", "file", "site"))
+    return Damaged(where, what, reason, file, site)
+
+
 def _view(path: Path, doc: JSONObject) -> Campaign:
     head: dict[str, Any] = doc["campaign"]
-    runs = []
+    runs: list[CampaignRun] = []
+    skipped: list[Skipped] = []
+    listed = doc.get("damaged")
+    damaged = [_damaged(d) for d in listed if isinstance(d, dict)] \
+        if isinstance(listed, list) else []
     for i, entry in enumerate(doc["runs"]):
-        # embedded results pass the result loader's checks and upgrades like files do
-        result = result_from_document(entry["result"], f"{path}: runs[{i}] ({entry['file']})")
-        runs.append(CampaignRun(entry["site"], entry["target"], entry["file"],
-                                int(entry["file_version"]), result))
+        try:
+            run = _run(i, entry)
+        except ResultFileError as exc:
+            # one damaged run costs that run, not the campaign: shown as skipped, with why
+            name = entry.get("file") if isinstance(entry, dict) else None
+            skipped.append(Skipped(name if isinstance(name, str) else f"runs[{i}]",
+                                   f"runs[{i}] of the campaign file: {exc.reason}"))
+            continue
+        runs.append(run)
+        damaged += [Damaged(d.where, d.what, d.reason, run.file, run.site)
+                    for d in run.result.damages]
+    sites = tuple(CampaignSite(str(s["name"]), str(s.get("country") or ""))
+                  for s in head["sites"])
+    for t in head["targets"]:
+        if not isinstance(t.get("operator"), str | None):
+            raise ResultFileError(path, f"damaged campaign file (target {t.get('name')!r}: "
+                                        f"operator is {json_type_name(t.get('operator'))})")
+        try:
+            endpoint_of(str(t["url"]))
+        except UsageError as exc:
+            raise ResultFileError(path, f"damaged campaign file (target {t.get('name')!r}: "
+                                        f"{exc})") from None
+    site_names = {s.name for s in sites}
+    target_names = {str(t["name"]) for t in head["targets"]}
+    placed = []
+    for run in runs:  # a run must sit in a cell of the matrices (merge put it there)
+        if run.site in site_names and run.target in target_names:
+            placed.append(run)
+        else:
+            skipped.append(Skipped(run.file, f"in the campaign file: site {run.site!r} or "
+                                             f"target {run.target!r} is not the campaign's"))
+    runs = placed
     return Campaign(
         path=path,
         name=str(head["name"]),
         title=str(head.get("title") or ""),
         declared=bool(head["declared"]),
         parts=tuple(str(p) for p in head["parts"]),
-        sites=tuple(CampaignSite(str(s["name"]), str(s.get("country") or ""))
-                    for s in head["sites"]),
+        sites=sites,
         targets=tuple(CampaignTarget(str(t["name"]), str(t["url"]), t.get("operator"))
                       for t in head["targets"]),
         runs=tuple(runs),
-        history=tuple(HistoryEntry(**{k: h[k] for k in HistoryEntry.__dataclass_fields__})
-                      for h in doc["history"]),
-        skipped=tuple(Skipped(str(s["file"]), str(s["reason"])) for s in doc["skipped"]),
-        unexpected=tuple({str(k): str(v) for k, v in u.items()} for u in doc["unexpected"]),
+        history=tuple(h for h in map(_history_entry, doc["history"]) if h is not None),
+        skipped=tuple(Skipped(str(s.get("file")), str(s.get("reason")))
+                      for s in doc["skipped"] if isinstance(s, dict)) + tuple(skipped),
+        unexpected=tuple({str(k): str(v) for k, v in u.items()}
+                         for u in doc["unexpected"] if isinstance(u, dict)),
+        damaged=tuple(damaged),
     )
+
+
+_HISTORY_TYPES = {"site": str, "target": str, "file": str, "run_id": str, "started": str,
+                  "status": str, "passed": int, "total": int}
+
+
+def _history_entry(entry: Any) -> HistoryEntry | None:
+    """An older run of a cell; None for a damaged entry (history only says what changed)."""
+    if not isinstance(entry, dict) or any(
+            not isinstance(entry.get(k), kind) or isinstance(entry.get(k), bool)
+            for k, kind in _HISTORY_TYPES.items()):
+        return None
+    kind = entry.get("kind", "run")
+    return HistoryEntry(**{k: entry[k] for k in _HISTORY_TYPES},
+                        kind=kind if kind in ("run", "swarm") else "run")

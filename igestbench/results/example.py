@@ -105,7 +105,7 @@ def _benchmark(workload: str, flavour: str, concurrency: int, op: str,
                      "p50_ms": pick(0.5), "p90_ms": pick(0.9), "p99_ms": pick(0.99),
                      "max_ms": ordered[-1],
                      "histogram": _histogram_b64([round(v * 1000) for v in latencies_ms]),
-                     "cold_ms": latencies_ms[:2]}},
+                     "cold_ms": latencies_ms[:concurrency]}},
         "checks": {"expected": 20, "found": 20}, "problems": [],
     }
 
@@ -149,10 +149,10 @@ def write_example(directory: Path) -> Path:
         writer.set_section("scores", {"total": 85, "evidence": [
             "TLS certificate from a public CA", "ingest lacks create rights on Investigation"]})
         writer.append("benchmarks", _benchmark("full-cycle", "zeep", 1,
-                                               "full-cycle/lookup Dataset", _latencies(4.2, 30)))
+                                               "full-cycle", _latencies(4.2, 30)))
         writer.append("benchmarks", _benchmark("single-query", "python-icat", 4,
-                                               "single-query/search", _latencies(12.5, 40)))
-        writer.append("benchmarks", _benchmark("single-query", "rest", 4, "single-query/search",
+                                               "single-query/jpql", _latencies(12.5, 40)))
+        writer.append("benchmarks", _benchmark("single-query", "rest", 4, "single-query/jpql",
                                                _latencies(9.5, 40), interface="rest"))
         writer.append("sweeps", {"flavour": "lean", "interface": "soap", "slo_ms": 50.0,
                                  "connection_mode": "persistent",

@@ -33,12 +33,33 @@ FORMAT_NAME = "igestbench-result"
 #     cleanup.journal and cleanup.foreign (issue 10); run.profile ("quick" or "full"; absent
 #     reads as "full") and target.name ("built-in" on the built-in catalogue) (issue 14); from
 #     sv7 swarm (issue 13) run.mode, sweeps[].swarm (its own "version", 1: workers, hosts, lost
-#     workers, per-worker steps) and per step sweeps[].steps[].workers, lost_workers,
-#     lateness_ms, histograms, ops; the interface of every figure (issue 12):
+#     workers, per-worker steps; 2 (issue 19): users follow demand, users_cap_per_worker,
+#     authenticated) and per step sweeps[].steps[].workers, lost_workers, lateness_ms,
+#     histograms, ops (and with swarm version 2: users, user_capped, client_bound,
+#     worker_cpu_percent); the interface of every figure (issue 12):
 #     benchmarks[].interface and sweeps[].interface ("soap" | "rest", typed), run.interfaces
 #     (what was measured) and target.interfaces (what the target serves, and why). A file
 #     without them measured SOAP only: the loader reads a missing interface as "soap"
-#     (loader.with_interfaces), so every figure says its interface.
+#     (loader.with_interfaces), so every figure says its interface. One registry of figures
+#     (issue 19): summary, one row per headline figure (workload, interface, flavour, clients,
+#     metric, value, unit, text — text as the figure is shown everywhere — and samples, bound,
+#     marks, note; results/figures.py defines each figure). A file without it reads as rows
+#     computed from its entries by the same registry (figures.summary_rows). With it:
+#     benchmarks[].errors (failed calls, cold ones included, and clients that stopped without
+#     one: {calls, clients, causes}), benchmarks[].client_cpu (the suite's own clients in the
+#     phase: cpu/capacity/busiest/wait/others %, load average, bound and why, machine_busy and
+#     why) and benchmarks[].client_bound decided from it — a file without client_cpu flagged a
+#     busy machine, which the registry does not take for a saturated client —;
+#     benchmarks[].throughput_per_s is the registry's rate of the workload's first measure (it
+#     was ok units over wall_s); ops.*.failed_ms (time in failed warm calls); multi-query's
+#     whole searches timed whole (ops "multi-query/whole", "multi-query/paged"); samples[]
+#     client_cpu_percent, client_capacity_percent, others_cpu_percent, client_wait_percent,
+#     load_avg; sweeps[].steps[].client_bound and client_cpu. From the scale part (issue 21):
+#     scale (its own "version", 1: the tree's shape, per size the population and per query
+#     x interface x role the latency; per query the fitted growth), typed where the report
+#     reads it.
+#     cleanup.kept (issue 18): the run's own objects kept because something not the run's
+#     hangs below them.
 FORMAT_VERSION = 2
 
 #: ``target.name`` of a run against the built-in catalogue (``target.local``): its URL names a new
@@ -106,6 +127,42 @@ def _check_interface(value: Any) -> str | None:
     return None if value in INTERFACES else f"is {value!r}, not one of {', '.join(INTERFACES)}"
 
 
+#: The keys of a ``summary`` row (results/figures.py: SummaryRow): kind, required, nullable.
+#: Checked by one pass per row (a campaign holds 10,000s of rows; the generic per-field check
+#: cost merges a second).
+SUMMARY_KEYS: Mapping[str, tuple[type, bool, bool]] = {
+    "workload": (str, True, False), "interface": (str, True, False),
+    "flavour": (str, True, False), "clients": (int, False, True), "metric": (str, True, False),
+    "value": (float, False, True), "unit": (str, True, False), "text": (str, True, False),
+    "samples": (int, False, False), "bound": (str, False, True), "marks": (list, False, False),
+    "note": (str, False, True),
+}
+
+
+def _check_summary(rows: list[Any]) -> str | None:
+    """What is wrong with the first bad row of ``summary`` (a message naming the key), or
+    None; the message reads after the list's own path."""
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            return f"[{i}] is {json_type_name(row)}, expected an object"
+        for key, (kind, required, nullable) in SUMMARY_KEYS.items():
+            if key not in row:
+                if required:
+                    return f"[{i}]: missing required key {key}"
+                continue
+            value = row[key]
+            if value is None and nullable:
+                continue
+            if not is_kind(value, kind):
+                return f"[{i}].{key} is {json_type_name(value)}, expected {_JSON_NAMES[kind]}"
+        if row.get("interface") not in INTERFACES:
+            choices = ", ".join(INTERFACES)
+            return f"[{i}].interface is {row.get('interface')!r}, not one of {choices}"
+        if row.get("bound") not in (None, "lower", "upper"):
+            return f"[{i}].bound is {row.get('bound')!r}, not lower or upper"
+    return None
+
+
 @dataclass(frozen=True)
 class Field:
     """One key of the format: where it is, what it holds, whether a file must have it."""
@@ -147,6 +204,7 @@ _V1 = (
     Field("run.journal", str),
     Field("run.profile", str),
     Field("run.interfaces", list, items=str),
+    Field("run.mode", str),
     Field("target", dict, required=True),
     Field("target.url", str, required=True),
     Field("target.host", str),
@@ -160,6 +218,7 @@ _V1 = (
     Field("probe", dict),
     Field("checks", list, items=dict),
     Field("scores", dict, nullable=True),
+    Field("summary", list, check=_check_summary),
     Field("benchmarks", list, items=dict),
     Field("sweeps", list, items=dict),
     Field("samples", list, items=dict),
@@ -167,6 +226,9 @@ _V1 = (
     Field("cleanup", dict, nullable=True),
     Field("notes", list, items=str),
 )
+#: Sections added to version 2 without a new version (readers ignore unknown keys), in the
+#: file's order: after cleanup, before notes.
+_V2_ADDED = (Field("scale", dict, nullable=True),)
 
 
 def _v2() -> tuple[Field, ...]:
@@ -191,6 +253,8 @@ def _v2() -> tuple[Field, ...]:
             Field("benchmarks[].concurrency", int),
             Field("benchmarks[].throughput_per_s", float, nullable=True),
             Field("benchmarks[].ops", dict),
+            Field("benchmarks[].errors", dict),
+            Field("benchmarks[].client_cpu", dict),
             Field("benchmarks[].interface", str, check=_check_interface),
         ),
         "sweeps": (
@@ -201,9 +265,20 @@ def _v2() -> tuple[Field, ...]:
             Field("sweeps[].stopped", str, nullable=True),
         ),
         "samples": (Field("samples[].phase", str, required=True),),
+        "scale": (
+            Field("scale.version", int, required=True),
+            Field("scale.sizes", list, required=True, items=dict),
+            Field("scale.growth", list, items=dict),
+            Field("scale.queries", dict),
+            Field("scale.roles", dict),
+        ),
     }
     fields: list[Field] = []
     for f in _V1:
+        if f.path == "notes":
+            for added in _V2_ADDED:
+                fields.append(added)
+                fields.extend(items.get(added.path, ()))
         fields.append(changed.get(f.path, f))
         fields.extend(items.get(f.path, ()))
     return tuple(fields)
@@ -314,5 +389,5 @@ def _field_problem(field: Field, present: bool, value: Any,
                 return f"{path}[{i}] is {json_type_name(entry)}, expected {items}"
         return None
     if field.check is not None and (reason := field.check(value)) is not None:
-        return f"{path} {reason}"
+        return f"{path}{'' if reason.startswith('[') else ' '}{reason}"  # "summary[3].unit …"
     return None

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 from urllib.parse import urlsplit
 
+from igestbench.results.contents import Damage, checked
 from igestbench.results.format import (
     CHECKED_METADATA,
     DEFAULT_INTERFACE,
@@ -115,10 +116,19 @@ class ResultFile:
     sweeps: tuple[JSONObject, ...]
     samples: tuple[JSONObject, ...]
     raw: JSONObject = field(repr=False, compare=False)
+    #: the damaged parts of the file, left out of ``raw`` and the sections (contents.py)
+    damages: tuple[Damage, ...] = field(default=(), compare=False)
 
     @property
     def identity(self) -> Identity:
         return Identity(self.site, self.target_url)
+
+    @property
+    def kind(self) -> str:
+        """What kind of run wrote the file: ``swarm`` (``sv7 swarm``: a load sweep from many
+        hosts) or ``run`` (``sv7 run``). A campaign keeps the newest of each kind per site and
+        target: a swarm run stands beside the run whose checks and benchmarks it lacks."""
+        return "swarm" if self.raw["run"].get("mode") == "swarm" else "run"
 
     def metadata(self, path: str) -> Any:
         """The value at a dotted path of the document (``environment.cores``), or None."""
@@ -162,7 +172,8 @@ def result_from_document(doc: JSONObject, path: str | os.PathLike[str]) -> Resul
         found = list(problems(doc, FORMAT_VERSION))
         if found:
             raise ResultFileError(path, f"{found[0]} (in a version-{version} file, upgraded)")
-    return _view(path, version, with_interfaces(doc))
+    doc, damages = checked(with_interfaces(doc))
+    return _view(path, version, doc, damages)
 
 
 def _read(path: Path, max_bytes: int) -> bytes:
@@ -286,7 +297,8 @@ def _version(path: Path, doc: JSONObject) -> int:
     return version
 
 
-def _view(path: Path, version: int, doc: JSONObject) -> ResultFile:
+def _view(path: Path, version: int, doc: JSONObject, damages: tuple[Damage, ...] = ()
+          ) -> ResultFile:
     """The typed view of a valid current-version document (problems() has checked the types)."""
     run, target = doc["run"], doc["target"]
     finished = run.get("finished")
@@ -308,4 +320,5 @@ def _view(path: Path, version: int, doc: JSONObject) -> ResultFile:
         sweeps=tuple(doc.get("sweeps", ())),
         samples=tuple(doc.get("samples", ())),
         raw=doc,
+        damages=damages,
     )

@@ -2,11 +2,15 @@
 
 Rules (issue 6):
 
-* a site x target cell is counted by its newest run (latest ``run.started``; ties broken by the
-  finish time, the run id and finally the file's SHA-256, so the choice never depends on the
-  order of the files); older runs of the cell are kept as history;
+* a site x target cell is counted by its newest run of each kind (latest ``run.started``; ties
+  broken by the finish time, the run id and finally the file's SHA-256, so the choice never
+  depends on the order of the files); older runs of the cell are kept as history. The kinds
+  are ``run`` (``sv7 run``: checks, benchmarks, sweep) and ``swarm`` (``sv7 swarm``: a load
+  sweep from many hosts): a swarm run stands beside the campaign run instead of replacing it;
 * a file that cannot be read (corrupt, truncated, foreign, unknown version) is reported with its
   name and the loader's reason, and skipped; the same file given twice counts once;
+* a damaged part of a readable file (an HdrHistogram that does not decode, a sweep step of the
+  wrong shape …: :mod:`.contents`) is left out, and named in ``damaged`` with the file;
 * with a campaign.toml, a file of a site or target the campaign does not list is reported and
   kept out of the matrices; without one, the sites and targets seen are the expected ones;
 * targets are compared by their canonical URL (:func:`canonical_target`), so that
@@ -27,7 +31,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +42,7 @@ from igestbench.icat.endpoint import endpoint_of
 from igestbench.options import PARTS
 from igestbench.results.campaign import CAMPAIGN_FORMAT, CAMPAIGN_VERSION, Skipped
 from igestbench.results.campaign_file import CampaignConfig, CampaignSite, CampaignTarget
+from igestbench.results.contents import Damage
 from igestbench.results.format import BUILT_IN_TARGET, JSONObject, ResultFileError
 from igestbench.results.loader import MAX_DOCUMENT_BYTES, ResultFile, load_result
 
@@ -89,6 +94,8 @@ class MergeOutcome:
     skipped: tuple[Skipped, ...]
     #: One line per file of a site or target that the campaign does not list.
     unexpected: tuple[str, ...]
+    #: One line per damaged part of a file that was left out (the file itself is counted).
+    damaged: tuple[str, ...] = ()
 
 
 def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | None = None,
@@ -116,7 +123,7 @@ def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | No
         loaded[digest] = _Loaded(result, digest, url)
     files = sorted(loaded.values(), key=lambda f: f.order)
     head, site_names, target_names = _expected(files, campaign, name)
-    cells: dict[tuple[str, str], list[_Loaded]] = {}
+    cells: dict[tuple[str, str, str], list[_Loaded]] = {}
     unexpected: list[dict[str, str]] = []
     for item in files:
         site_name = site_names.get(item.result.site.casefold())
@@ -127,15 +134,18 @@ def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | No
                                "target": item.target,
                                "reason": f"{what} not in the campaign"})
             continue
-        cells.setdefault((site_name, target_name), []).append(item)
+        cells.setdefault((site_name, target_name, item.result.kind), []).append(item)
     runs: list[JSONObject] = []
     history: list[JSONObject] = []
-    for (site, target), items in sorted(cells.items()):
+    for (site, target, kind), items in sorted(cells.items()):
         newest, *older = sorted(items, key=lambda f: f.order, reverse=True)
-        runs.append({"site": site, "target": target, "file": newest.result.path.name,
-                     "file_version": newest.result.version, "sha256": newest.sha256,
-                     "result": newest.result.raw})
+        runs.append({"site": site, "target": target, "kind": kind,
+                     "file": newest.result.path.name, "file_version": newest.result.version,
+                     "sha256": newest.sha256, "result": newest.result.raw})
         history.extend(_history(site, target, item) for item in older)
+    damaged = sorted(({"file": f.result.path.name, "site": f.result.site, **d.to_dict()}
+                      for f in files for d in f.result.damages),
+                     key=lambda d: (d["file"], d["where"]))
     unexpected.sort(key=lambda u: (u["file"], u["site"], u["target"]))
     ordered_skips = tuple(sorted(skipped, key=lambda s: (s.file, s.reason)))
     document: JSONObject = {
@@ -147,10 +157,17 @@ def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | No
         "history": history,
         "skipped": [{"file": s.file, "reason": s.reason} for s in ordered_skips],
         "unexpected": unexpected,
+        "damaged": damaged,
     }
     lines = tuple(f"{u['file']}: {u['reason']} (site {u['site']}, target {u['target']})"
                   for u in unexpected)
-    return MergeOutcome(document, ordered_skips, lines)
+    return MergeOutcome(document, ordered_skips, lines,
+                        tuple(f"{d['file']}: {damage_text(d)}" for d in damaged))
+
+
+def damage_text(damage: Mapping[str, str]) -> str:
+    """One damaged part, as ``sv7 merge`` prints it and the report's notices say it."""
+    return str(Damage(damage["where"], damage["what"], damage["reason"]))
 
 
 #: What ``sv7 merge`` takes from a directory it is given.
@@ -222,7 +239,8 @@ def _expected(files: list[_Loaded], campaign: CampaignConfig | None, name: str
 
 def _history(site: str, target: str, item: _Loaded) -> dict[str, Any]:
     outcomes = [c.get("outcome") for c in item.result.checks]
-    return {"site": site, "target": target, "file": item.result.path.name,
+    return {"site": site, "target": target, "kind": item.result.kind,
+            "file": item.result.path.name,
             "sha256": item.sha256, "run_id": item.result.run_id,
             "started": item.result.raw["run"]["started"], "status": item.result.status,
             "passed": outcomes.count("passed"),

@@ -120,3 +120,45 @@ def score_target(target: str, facts: Mapping[str, Any]) -> Scores:
         authentication=score_authentication(facts),
         content=score_content(facts),
     )
+
+
+# --- what partners met: scored over the whole campaign, from every site's run --------------
+#
+# The four aspects above describe how a catalogue is deployed; a well-run and a failing one can
+# be deployed alike (both 4/10 in the example campaign). These three say whether it worked for
+# the campaign's sites: reached at all, its checks passed, its calls answered without errors.
+
+def _share_level(share: float, steps: Sequence[tuple[float, int]]) -> int:
+    return next((points for least, points in steps if share >= least), 0)
+
+
+def score_reachability(connected: int, tried: int, blocked: Sequence[str] = ()) -> Score:
+    """4 when every site that tried got an answer from the service, down to 0 when none did."""
+    if not tried:
+        return Score("unknown", None, 4, "no site ran the checks against it")
+    share = connected / tried
+    points = 4 if connected == tried else _share_level(share, ((0.75, 3), (0.5, 2), (1e-9, 1)))
+    level = "all" if points == 4 else "most" if points == 3 else "some" if points else "none"
+    who = f"; not: {', '.join(blocked)}" if blocked else ""
+    return Score(level, points, 4, f"{connected} of {tried} sites got an answer{who}")
+
+
+def score_checks(passed: int, run: int) -> Score:
+    """4 when every check of the sites that got through passed, down to 0 when none did."""
+    if not run:
+        return Score("unknown", None, 4, "no site got through to run the checks")
+    share = passed / run
+    points = 4 if passed == run else _share_level(share, ((0.95, 3), (0.8, 2), (1e-9, 1)))
+    level = {4: "all", 3: "nearly all", 2: "most", 1: "some", 0: "none"}[points]
+    return Score(level, points, 4, f"{passed} of {run} checks passed")
+
+
+def score_reliability(errors: int, calls: int) -> Score:
+    """2 when the benchmarks' calls all succeeded, 1 under 1 % errors, 0 above."""
+    if not calls:
+        return Score("unknown", None, 2, "no benchmark calls were made")
+    share = errors / calls
+    points = 2 if errors == 0 else 1 if share < 0.01 else 0
+    level = {2: "no errors", 1: "under 1 % errors", 0: "errors"}[points]
+    return Score(level, points, 2, f"{errors} failed of {calls} benchmark calls "
+                                   f"({100 * share:.2g} %)")

@@ -7,6 +7,11 @@ kill, a Ctrl-C — only ever meets the previous complete version or the next one
 Until :meth:`ResultWriter.finish` the file says ``"status": "partial"``; a file left by a crash
 therefore says of itself that it is incomplete.
 
+The writer also keeps the file's ``summary`` (one row per headline figure, :mod:`.figures`):
+each ``benchmarks`` or ``sweeps`` item appended adds its rows, computed from the item as written,
+so the summary always agrees with the entries beside it, whoever writes them (``sv7 run``,
+``sv7 swarm``, the example files).
+
 Result files travel between institutes, so the writer refuses, before anything reaches the disk,
 a key that names a credential and any string it was told is secret (session ids, passwords).
 """
@@ -28,6 +33,7 @@ from urllib.parse import urlsplit
 
 from igestbench import __version__
 from igestbench.errors import Sv7Error
+from igestbench.results.figures import SECTION_FIGURES, SummaryRow, section_rows
 from igestbench.results.format import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -50,7 +56,7 @@ _CREDENTIAL_KEYS = frozenset({"password", "passwd", "sessionid"})
 # inside longer strings (a URL, an error message) without false alarms.
 _SUBSTRING_MIN = 8
 #: Sections the writer fills itself: set when the writer opens, the run status by finish().
-_OWN_SECTIONS = frozenset({"format", "version", "tool", "run"})
+_OWN_SECTIONS = frozenset({"format", "version", "tool", "run", "summary"})
 
 
 class SecretInResultError(Sv7Error):
@@ -100,6 +106,8 @@ class ResultWriter:
         self._clock = clock
         self._finished = False
         self._flushed_at = clock()
+        #: the summary's rows by the section they come from (figures.SECTION_FIGURES)
+        self._rows: dict[str, list[SummaryRow]] = {}
         run_section: JSONObject = self._copy("run", run)
         run_section.setdefault("started", utc_timestamp(now()))
         run_section.update(status="partial", finished=None)
@@ -150,6 +158,8 @@ class ResultWriter:
         candidate[name] = self._copy(name, value)
         self._validate(candidate)
         self._doc = candidate
+        if name in SECTION_FIGURES:
+            self._figure(name, candidate[name])
         self.flush()
 
     def set_run(self, key: str, value: Any) -> None:
@@ -179,8 +189,18 @@ class ResultWriter:
         if found:
             raise ValueError(f"not a valid result document: {'; '.join(found)}")
         section.append(copy)
+        if name in SECTION_FIGURES:
+            self._figure(name, [copy], append=True)
         if self._clock() - self._flushed_at >= self._autoflush_s:
             self.flush()
+
+    def _figure(self, name: str, content: Any, append: bool = False) -> None:
+        """Keep the summary's rows of section ``name``: those of appended items added, those of
+        a section set replaced; the summary in SECTION_FIGURES' order."""
+        rows = section_rows(name, content, self._doc["run"])
+        self._rows[name] = [*self._rows.get(name, []), *rows] if append else rows
+        self._doc["summary"] = [row.to_dict() for section in SECTION_FIGURES
+                                for row in self._rows.get(section, ())]
 
     def finish(self, status: str = "complete") -> Path:
         """Set the final status and finish time, write the file a last time, return its path."""

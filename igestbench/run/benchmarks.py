@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from igestbench.measure.stats import OpStats, merge_ops, summarize
 from igestbench.measure.timing import TimingRecord
-from igestbench.results.workloads import UNIT_OPS
+from igestbench.results.figures import calls_of, entry_rate, measures_of
 from igestbench.run.workers import WorkerRun
 
 
@@ -56,7 +56,27 @@ def _ops(run: WorkerRun, cold_calls: int) -> tuple[dict[str, OpStats], dict[str,
 
 
 def _warm(stats: OpStats) -> OpStats:
-    return OpStats(stats.op, stats.count, stats.ok, stats.errors, stats.latency)
+    return OpStats(stats.op, stats.count, stats.ok, stats.errors, stats.latency,
+                   failed_ns=stats.failed_ns)
+
+
+def _errors(run: WorkerRun) -> dict[str, Any]:
+    """What went wrong, counted so that it agrees with the stop cause: every failed timed call
+    (the cold first ones too, which the per-op counts leave out; a step failing inside a call
+    is that call's failure), and every client that stopped with an error without a failed call
+    of its own (a refused login, a failed preparation)."""
+    causes: dict[str, int] = {}
+    failed_by: dict[int, int] = {}
+    calls = calls_of(r.op for records in run.by_worker.values() for r in records)
+    for index, records in run.by_worker.items():
+        for record in records:
+            if not record.ok and record.op in calls:  # a failed step failed its call too
+                cause = record.error or "unknown"
+                causes[cause] = causes.get(cause, 0) + 1
+                failed_by[index] = failed_by.get(index, 0) + 1
+    stopped = [o for o in run.outcomes if o.error and not failed_by.get(o.index)]
+    return {"calls": sum(failed_by.values()), "clients": len(stopped),
+            "causes": dict(sorted(causes.items()))}
 
 
 def finite(value: Any) -> Any:
@@ -76,24 +96,36 @@ def benchmark_entry(
     flavour: str,
     concurrency: int,
     run: WorkerRun,
-    client_bound: bool,
+    client_bound: bool = False,
     cold_calls: int = 1,
+    client_cpu: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The ``benchmarks`` entry of one group of workers. ``client_cpu`` is the sampler's view
+    of the suite's own clients in the phase (:meth:`PhaseSeries.client_summary`); its verdict
+    is the entry's ``client_bound``. ``throughput_per_s`` is the registry's rate of the
+    workload's first measure (results/figures.py), so that it never disagrees with the summary."""
     ops, after_outage = _ops(run, cold_calls)
-    units = sum(ops[o].ok for o in UNIT_OPS[workload] if o in ops)
     problems = [p for o in run.outcomes for p in o.problems]
     problems += [f"worker {o.index}: {o.error}" for o in run.outcomes if o.error]
-    return {
+    entry: dict[str, Any] = {
         "workload": workload,
         "flavour": flavour,
         "concurrency": concurrency,
         "wall_s": round(run.wall_s, 6),
-        "throughput_per_s": round(units / run.wall_s, 3) if run.wall_s > 0 else None,
-        "client_bound": client_bound,
+        "throughput_per_s": None,
+        "client_bound": bool(client_cpu["bound"]) if client_cpu is not None else client_bound,
         "ops": {
             op: finite({**stats.to_dict(), "after_outage_ms": after_outage.get(op, [])})
             for op, stats in sorted(ops.items())
         },
         "checks": _merge_checks([o.checks for o in sorted(run.outcomes, key=lambda o: o.index)]),
         "problems": problems,
+        "errors": _errors(run),
     }
+    if client_cpu is not None:
+        entry["client_cpu"] = finite(dict(client_cpu))
+    measures = measures_of(workload)
+    if measures:
+        rate, _ = entry_rate(entry, measures[0])
+        entry["throughput_per_s"] = round(rate, 3) if rate is not None else None
+    return entry

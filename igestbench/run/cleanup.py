@@ -1,26 +1,38 @@
 """The cleanup side of ``sv7 run``: the run's journal, beside its result file, and its use.
 
 The journal (``reports/<name>.journal.jsonl``) is started before the run creates anything, with
-the catalogue it belongs to on its first line; its path is printed and written into the result
-file (``run.journal``), so that after a kill -9 ``sv7 cleanup reports/`` can finish the job.
-After each group of workers what they created is removed (polite on production) and the journal
-says so; at the end of the run — however it ends — whatever is still journaled is removed and
-the journal deleted, or kept with a note when something was left.
+the catalogue it belongs to, the run's tag, its account and both clocks on its first line; its
+path is printed and written into the result file (``run.journal``), so that after a kill -9
+``sv7 cleanup reports/`` can finish the job. After each group of workers what they created is
+removed (polite on production) and the journal says so; at the end of the run — however it ends
+— whatever is still the run's is removed and the journal deleted, or kept with a note when
+something was left.
+
+The run's cleanups need the journal file for nothing but its record of objects without a
+Facility: the first line's facts are kept in memory too, and the server shows the rest (all of
+the run's objects hang below Facilities named after its tag, or name the tag). So a journal that
+can no longer be written (a full disk) or read stops the run but never its cleanup.
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from igestbench.client import Catalogue, TransportFailure, connect
+from igestbench.client.server_clock import server_clock
 from igestbench.errors import Sv7Error
 from igestbench.icat.endpoint import endpoint_of
 from igestbench.icat.faults import IcatError
-from igestbench.icat.query import Condition, Query
 from igestbench.workloads import CatalogueIdentity, Journal, RunTag, cleanup
 from igestbench.workloads.journal import JournalLock, journal_path_for
-from igestbench.workloads.ownership import count_left
+from igestbench.workloads.journal_io import WRITE_FAILED, JournalWriteError
+from igestbench.workloads.ownership import CleanupReport, count_left
+from igestbench.workloads.run_window import RunClock
+from igestbench.workloads.tree_delete import CleanupProgress
 
 if TYPE_CHECKING:
     from igestbench.run.runner import Target
@@ -29,26 +41,49 @@ if TYPE_CHECKING:
 class RunJournal:
     """The journal of one run and the counts of its cleanups."""
 
-    def __init__(self, result_file: Path, tag: RunTag) -> None:
+    def __init__(
+        self, result_file: Path, tag: RunTag, progress: CleanupProgress | None = None
+    ) -> None:
         self.path = journal_path_for(result_file)
         self.tag = tag
+        self.progress = progress
         self.started = False
         self.lock = JournalLock(self.path)
+        #: what the first line says, kept in memory: the cleanup needs nothing else
+        self.memory = Journal(None)
         self.deleted = 0
         self.already_gone = 0
         #: journaled objects that proved not to be the run's (left alone), as "Entity id"
         self.foreign: list[str] = []
+        #: the run's own objects kept because something foreign hangs below them
+        self.kept_objects = 0
 
     def start(self, target: Target, api_version: str) -> None:
         """Write the first line: call it before the run creates anything."""
         url = endpoint_of(target.url).service_url
-        Journal.start(self.path, self.tag.name, CatalogueIdentity(url, api_version, target.local))
+        try:
+            client_time, server_time = server_clock(target.client)
+        except TransportFailure:  # the WSDL's URL filtered (a proxy): our clock, a wider window
+            client_time, server_time = dt.datetime.now(dt.UTC), None
+        catalogue = self._login(target)
+        try:
+            account = catalogue.user_name()
+            with contextlib.suppress(Sv7Error):
+                catalogue.logout()
+        finally:
+            catalogue.close()
+        identity = CatalogueIdentity(url, api_version, target.local)
+        clock = RunClock(client_time, server_time)
+        Journal.start(self.path, self.tag.name, identity, account, clock)
+        self.memory.run, self.memory.catalogue = self.tag.name, identity
+        self.memory.account, self.memory.clock = account, clock
         self.started = True
         # held until the run ends: sv7 cleanup leaves a live run's journal alone
         self.lock = JournalLock(self.path).acquire()
 
     def _login(self, target: Target) -> Catalogue:
-        catalogue = connect(target.client, "zeep")
+        # the lean client: a cleanup is many small queries, and it spends the least per call
+        catalogue = connect(target.client, "lean")
         try:
             catalogue.login(target.credentials.authenticator, target.credentials.as_login())
         except BaseException:
@@ -56,13 +91,25 @@ class RunJournal:
             raise
         return catalogue
 
-    def _clean(self, catalogue: Catalogue) -> Journal:
-        journal = Journal.load(self.path)
-        report = cleanup(catalogue, journal)
+    def _journal(self) -> Journal:
+        """The journal file as it is now, or what memory holds when it cannot be read."""
+        try:
+            journal = Journal.load(self.path)
+        except Sv7Error:
+            journal = self.memory
+        journal.written_at = None  # the run is going: its window ends now
+        journal.run, journal.account, journal.clock = (
+            self.memory.run, self.memory.account, self.memory.clock)  # fmt: skip
+        return journal
+
+    def _clean(self, catalogue: Catalogue) -> CleanupReport:
+        report = cleanup(catalogue, self._journal(), progress=self.progress)
         self.deleted += report.deleted
         self.already_gone += report.already_gone
+        self.kept_objects += report.kept
         self.foreign += [f"{e} {i}" for e, i in report.foreign]
-        return journal
+        self.foreign += [f"Facility named {n!r}" for n in report.refused_names]
+        return report
 
     def clean_group(self, target: Target) -> None:
         """Remove what one group of workers created, right after it; mark the journal so."""
@@ -70,14 +117,23 @@ class RunJournal:
             return
         catalogue = self._login(target)
         try:
-            journal = self._clean(catalogue)
-            if not self.foreign and count_left(catalogue, journal.facilities) == 0:
+            report = self._clean(catalogue)
+            if report.complete and not self.foreign:  # every root of the run went
                 Journal(self.path).mark_cleaned()  # no worker is running now
         finally:
             catalogue.close()
 
+    def check_outcomes(self, errors: Iterable[str | None]) -> None:
+        """Raise :class:`JournalWriteError` when a worker could not write the journal: the run
+        stops (its cleanup goes by what the runner holds, not by the file)."""
+        for error in errors:
+            if error and error.startswith(WRITE_FAILED):
+                # "cannot write the journal PATH (REASON)": the worker's reason
+                reason = error.rpartition(" (")[2].removesuffix(")") or error
+                raise JournalWriteError(self.path, reason)
+
     def finish(self, target: Target) -> dict[str, Any]:
-        """Remove whatever is still journaled, count what is left under the run tag: the
+        """Remove whatever is still the run's, count what is left under the run tag: the
         result file's ``cleanup`` section. The journal is deleted when nothing was left."""
         section: dict[str, Any]
         if not self.started:
@@ -90,10 +146,8 @@ class RunJournal:
             return self._keep(section)
         try:
             self._clean(catalogue)
-            query = Query("Facility").where({"name": Condition("LIKE", self.tag.name + "%")})
-            (left,) = catalogue.search(query.count())
             section = {"deleted": self.deleted, "already_gone": self.already_gone,
-                       "left": int(left)}  # fmt: skip
+                       "left": count_left(catalogue, self.tag)}  # fmt: skip
         except (IcatError, TransportFailure) as exc:
             section = {"deleted": self.deleted, "already_gone": self.already_gone, "left": None,
                        "error": str(exc)}  # fmt: skip
@@ -102,6 +156,8 @@ class RunJournal:
         self.lock.release()
         if self.foreign:
             section["foreign"] = self.foreign
+        if self.kept_objects:
+            section["kept"] = self.kept_objects
         if section["left"] == 0 and not self.foreign:
             self.path.unlink(missing_ok=True)
             section["journal"] = None

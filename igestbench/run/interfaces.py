@@ -16,11 +16,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import requests
-
 from igestbench.client import ClientConfig
 from igestbench.client.rest_flavour import rest_base_url
-from igestbench.client.transport import classify, http_session, timeouts
+from igestbench.client.transport import (
+    TransportFailure,
+    call_budget,
+    http_session,
+    timeouts,
+    transport_errors,
+)
 from igestbench.icat.endpoint import endpoint_of
 
 SOAP, REST = "soap", "rest"
@@ -53,10 +57,12 @@ def probe_rest(config: ClientConfig) -> RestProbe:
     url = rest_version_url(config.url)
     endpoint = endpoint_of(config.url)
     try:
-        with http_session(config, endpoint, pool_size=1) as session:
+        with (
+            transport_errors(url, timeout=call_budget(config)),
+            http_session(config, endpoint, pool_size=1) as session,
+        ):
             response = session.get(url, timeout=timeouts(config), allow_redirects=False)
-    except requests.RequestException as exc:
-        failure = classify(exc, url)
+    except TransportFailure as failure:
         return RestProbe(url, None, f"{failure.cause.value}: {failure.detail}")
     if response.status_code != 200:
         return RestProbe(url, None, f"HTTP {response.status_code}")

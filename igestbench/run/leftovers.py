@@ -4,9 +4,11 @@ A run's journal sits beside its result file (``reports/<name>.journal.jsonl``) a
 catalogue it belongs to. ``sv7 cleanup reports/`` finds the journals in a directory itself
 (``sv7 cleanup FILE.journal.jsonl`` takes one); the target comes from the journal, and a
 ``--target`` that names another catalogue is refused, as is a server whose API version is not
-the one the run saw — before anything is deleted. Then only what the server proves to be the
-run's is deleted (:func:`igestbench.workloads.ownership.cleanup`); a journal is removed once its
-cleanup is complete and kept, with a message, when anything was left.
+the one the run saw — before anything is deleted, as is a journal whose run tag is not one sv7
+writes (before any request). Then only what the server proves to be the run's is deleted
+(:func:`igestbench.workloads.ownership.cleanup`); a journal is removed once its cleanup is
+complete and kept, with a message, when anything was left. The cleanup records its verification
+and progress in the journal, so that a cleanup stopped hard resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from igestbench.client import Catalogue, ClientConfig, connect
 from igestbench.errors import Sv7Error, UsageError
 from igestbench.icat.credentials import Credentials
 from igestbench.icat.endpoint import endpoint_of
+from igestbench.run.cleanup_progress import CleanupLines
 from igestbench.workloads import Journal, cleanup
-from igestbench.workloads.journal import JOURNAL_SUFFIX, JournalLock
-from igestbench.workloads.ownership import count_left
+from igestbench.workloads.journal import JOURNAL_SUFFIX, JournalLock, journal_lines
+from igestbench.workloads.journal_io import repair_tail
+from igestbench.workloads.ownership import CleanupReport, count_left
 
 
 class ForeignJournal(Sv7Error):
@@ -93,6 +97,9 @@ def _clean_locked(
 ) -> Outcome:
     outcome = Outcome(path)
     journal = Journal.load(path)
+    tag = journal.run_tag()  # an invalid tag is refused here, before any request
+    outcome.lines += [line if str(path) in line else f"{path}: {line}"
+                      for line in journal_lines(journal)]  # fmt: skip
     if journal.catalogue is not None and journal.catalogue.local and target is None:
         path.unlink()
         outcome.lines.append(
@@ -103,32 +110,52 @@ def _clean_locked(
         return outcome
     url = _url(journal, path, target)
     config, credentials = client(url)
-    catalogue = connect(config)
+    catalogue = connect(config, "lean")  # many small queries: the client that spends least
     try:
         _check_server(journal, path, catalogue)
         catalogue.login(credentials.authenticator, credentials.as_login())
-        report = cleanup(catalogue, journal)
-        left = count_left(catalogue, journal.facilities)
+        # the cleanup records its progress here (we hold the lock: nobody else writes)
+        repair_tail(path)
+        journal.path = path
+        progress = CleanupLines(prefix=f"sv7 cleanup: {path.name}", always=True)
+        report = cleanup(catalogue, journal, resume=True, progress=progress)
+        left = count_left(catalogue, tag)
         catalogue.logout()
     finally:
         catalogue.close()
-    lost = f" ({report.by_name} found by the run's Facility name)" if report.by_name else ""
-    outcome.lines.append(f"{path}: deleted {report.deleted} objects at {url}{lost}, "
-                         f"{report.already_gone} were gone already")  # fmt: skip
-    if report.foreign:
-        outcome.lines.append(
-            f"{path}: {len(report.foreign)} journaled object(s) exist but no longer belong to "
-            f"the run (not below its Facility); left alone: {report.describe_foreign()}"
-        )
-    if left:
-        outcome.lines.append(f"{path}: {left} of the run's Facilities are still there")
-    if report.foreign or left:
+    outcome.lines += _describe(path, url, report, left)
+    if not report.complete or left:
         outcome.lines.append(f"{path}: journal kept (not everything was cleaned up)")
         return outcome
     path.unlink()
     outcome.lines.append(f"{path}: cleanup complete, journal removed")
     outcome.complete = True
     return outcome
+
+
+def _describe(path: Path, url: str, report: CleanupReport, left: int) -> list[str]:
+    lost = ""
+    if report.by_name:
+        lost = (f", {report.by_name} of them not listed in the journal (created along with "
+                "another object, or by a create whose answer never came)")  # fmt: skip
+    lines = [f"{path}: deleted {report.deleted:,} objects at {url} (below the run's "
+             f"{report.facilities} Facility(ies){lost}); {report.already_gone:,} journaled "
+             "objects were gone already"]  # fmt: skip
+    if report.refused_names:
+        shown = ", ".join(repr(n) for n in report.refused_names[:5])
+        lines.append(f"{path}: {len(report.refused_names)} Facility name(s) in the journal are "
+                     f"not the run's (not its tag): ignored: {shown}")  # fmt: skip
+    if report.foreign:
+        lines.append(
+            f"{path}: {len(report.foreign)} object(s) are not the run's "
+            f"({report.describe_reasons()}); left alone: {report.describe_foreign()}"
+        )
+    if report.kept:
+        lines.append(f"{path}: {report.kept} of the run's own object(s) kept: something not "
+                     "the run's hangs below them, and a delete would take it along")  # fmt: skip
+    if left:
+        lines.append(f"{path}: {left} object(s) named after the run are still there")
+    return lines
 
 
 def clean_all(

@@ -22,6 +22,7 @@ from igestbench.measure.timing import Recorder, Timer
 from igestbench.nexus import generate_run
 from igestbench.options import MIX_OPERATIONS
 from igestbench.results import ResultWriter
+from igestbench.results.sweeps import sweep_verdict
 from igestbench.run.benchmarks import finite
 from igestbench.run.outage import OutageWatch, describe, poll_until_back
 from igestbench.run.progress import Progress
@@ -352,8 +353,6 @@ def sweep(
     entry["outages"] = load.outages
     entry["interface"] = interface
     writer.append("sweeps", entry)
-    progress.finish(
-        f"sustained {result.sustained_rate}/s at p99 and mean < {config.slo_ms} ms "
-        f"({len(result.steps)} steps){_success_rates(result)}"
-    )
+    progress.finish(f"{sweep_verdict(entry).line} ({len(result.steps)} steps)"
+                    f"{_success_rates(result)}")
     return [entry]

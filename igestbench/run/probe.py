@@ -27,7 +27,8 @@ from cryptography import x509
 
 from igestbench import __version__
 from igestbench.client import ClientConfig
-from igestbench.client.transport import http_session
+from igestbench.client.deadline import bound_tls, budget, create_connection
+from igestbench.client.transport import call_budget, http_session, timeouts
 from igestbench.icat.endpoint import Endpoint, endpoint_of
 
 RTT_SAMPLES = 5
@@ -56,8 +57,14 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def round_trip(host: str, port: int, samples: int = RTT_SAMPLES) -> dict[str, Any]:
-    """RTT samples in ms, by ICMP if permitted, else by TCP connect; ``method`` says which."""
+def round_trip(
+    host: str, port: int, samples: int = RTT_SAMPLES, timeout: float = 5.0
+) -> dict[str, Any]:
+    """RTT samples in ms, by ICMP if permitted, else by TCP connect; ``method`` says which.
+
+    A TCP connect that times out ends the sampling: a firewall that drops the packets would
+    make every sample wait as long (``timeout`` each).
+    """
     for privileged in (False, True):
         if privileged and os.geteuid() != 0:
             break
@@ -74,8 +81,10 @@ def round_trip(host: str, port: int, samples: int = RTT_SAMPLES) -> dict[str, An
     for _ in range(samples):
         start = time.perf_counter()
         try:
-            with socket.create_connection((host, port), timeout=5):
+            with socket.create_connection((host, port), timeout=timeout):
                 times.append((time.perf_counter() - start) * 1000)
+        except TimeoutError:
+            break
         except OSError:
             continue
     return _rtt("tcp", times)
@@ -99,10 +108,9 @@ def tls_facts(endpoint: Endpoint, config: ClientConfig) -> dict[str, Any] | None
     facts: dict[str, Any] = {}
     try:
         with (
-            socket.create_connection(
-                (endpoint.host, endpoint.port), timeout=config.read_timeout
-            ) as s,
-            unverified.wrap_socket(s, server_hostname=endpoint.host) as tls,
+            budget(call_budget(config)),
+            create_connection((endpoint.host, endpoint.port), timeout=config.read_timeout) as s,
+            bound_tls(unverified).wrap_socket(s, server_hostname=endpoint.host) as tls,
         ):
             der = tls.getpeercert(binary_form=True)
             facts["version"] = tls.version()
@@ -130,10 +138,9 @@ def _verifies(endpoint: Endpoint, config: ClientConfig) -> tuple[bool, str | Non
     context = ssl.create_default_context(cafile=ca)
     try:
         with (
-            socket.create_connection(
-                (endpoint.host, endpoint.port), timeout=config.read_timeout
-            ) as s,
-            context.wrap_socket(s, server_hostname=endpoint.host),
+            budget(call_budget(config)),
+            create_connection((endpoint.host, endpoint.port), timeout=config.read_timeout) as s,
+            bound_tls(context).wrap_socket(s, server_hostname=endpoint.host),
         ):
             return True, None
     except ssl.SSLCertVerificationError as exc:
@@ -146,11 +153,15 @@ def http_facts(endpoint: Endpoint, config: ClientConfig) -> dict[str, Any]:
     start = time.perf_counter()
     try:
         # the clients' own session: the run's trust (not REQUESTS_CA_BUNDLE's), and with
-        # --insecure no urllib3 warning on every request
-        with http_session(config, endpoint, pool_size=1) as session:
-            response = session.get(endpoint.wsdl_url, timeout=config.read_timeout)
+        # --insecure no urllib3 warning on every request; the whole answer within --timeout
+        with (
+            budget(call_budget(config)) as limit,
+            http_session(config, endpoint, pool_size=1) as session,
+        ):
+            response = session.get(endpoint.wsdl_url, timeout=timeouts(config))
     except requests.RequestException as exc:
-        return {"status": None, "wsdl_ok": False, "error": type(exc).__name__}
+        error = "timeout" if limit.expired else type(exc).__name__
+        return {"status": None, "wsdl_ok": False, "error": error}
     return {
         "status": response.status_code,
         "wsdl_ok": response.status_code == 200 and b"ICATService" in response.content,
@@ -159,18 +170,41 @@ def http_facts(endpoint: Endpoint, config: ClientConfig) -> dict[str, Any]:
     }
 
 
-def probe(config: ClientConfig) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(target section, probe section) of the result file, with the trust the run uses."""
+def target_of(config: ClientConfig) -> dict[str, Any]:
+    """The result file's first ``target`` section: what the address says (no network)."""
     endpoint = endpoint_of(config.url)
-    target = {
+    return {
         "url": endpoint.service_url,
         "host": endpoint.host,
         "port": endpoint.port,
         "scheme": endpoint.scheme,
     }
-    facts = {
-        "rtt": round_trip(endpoint.host, endpoint.port),
+
+
+def probe_facts(config: ClientConfig) -> dict[str, Any]:
+    """The ``probe`` section: round-trip time, HTTP(S) and TLS, with the trust the run uses."""
+    endpoint = endpoint_of(config.url)
+    return {
+        "rtt": round_trip(endpoint.host, endpoint.port, timeout=min(5.0, config.connect_timeout)),
         "http": http_facts(endpoint, config),
         "tls": tls_facts(endpoint, config),
     }
-    return target, facts
+
+
+def probe(config: ClientConfig) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(target section, probe section) of the result file, with the trust the run uses."""
+    return target_of(config), probe_facts(config)
+
+
+def probe_summary(facts: dict[str, Any]) -> str:
+    """One line of what the probe found: ``rtt 0.1 ms (tcp), WSDL HTTP 200, TLS verified``."""
+    rtt = facts["rtt"]
+    parts = [f"rtt {rtt['median_ms']} ms ({rtt['method']})" if rtt["median_ms"] is not None
+             else f"no rtt ({rtt['method']})"]  # fmt: skip
+    http = facts["http"]
+    parts.append(f"WSDL HTTP {http['status']}" if http["status"] is not None
+                 else f"WSDL {http.get('error', 'no answer')}")  # fmt: skip
+    tls = facts["tls"]
+    if tls is not None:
+        parts.append("TLS verified" if tls.get("verified") else "TLS not verified")
+    return ", ".join(parts)

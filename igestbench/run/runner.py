@@ -30,18 +30,22 @@ from igestbench.measure.sampler import Sampler
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.nexus import generate_run
 from igestbench.results import ResultWriter
-from igestbench.results.format import BUILT_IN_TARGET
-from igestbench.results.workloads import UNIT_OPS
+from igestbench.results.figures import entry_figures
+from igestbench.results.format import BUILT_IN_TARGET, ResultFileError
 from igestbench.run import interfaces
 from igestbench.run.benchmarks import benchmark_entry
 from igestbench.run.cleanup import RunJournal
+from igestbench.run.cleanup_progress import CleanupLines
+from igestbench.run.out_dir import check_out_dir
 from igestbench.run.outage import OutageNotes, describe, merge_outages
-from igestbench.run.probe import host_facts, probe
-from igestbench.run.progress import Progress
+from igestbench.run.probe import host_facts, probe_facts, probe_summary, target_of
+from igestbench.run.progress import LiveFigures, Progress
 from igestbench.run.stopping import StopState, stop_signals
+from igestbench.run.summary import phase_line
 from igestbench.run.thresholds import evaluate, parse_threshold
 from igestbench.run.workers import WORKLOADS, WorkerSpec, run_workers
 from igestbench.workloads import RunTag
+from igestbench.workloads.journal_io import JournalWriteError
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -52,6 +56,9 @@ EXIT_UNREACHABLE = 4
 EXIT_TLS = 5
 #: The run completed, but service checks failed or ended in errors (before 3 when both).
 EXIT_CHECKS = 6
+#: The result file or the journal could not be written (a full disk, a quota, an I/O error):
+#: the run stopped and cleaned up from what it held in memory.
+EXIT_WRITE = 7
 
 LOCAL_ACCOUNT = Credentials(
     "simple", "ingest", "ingest", source="the built-in catalogue's ingest account"
@@ -131,6 +138,7 @@ class Runner:
     def run(self) -> RunOutcome:
         """The whole run; SIGINT, SIGTERM and SIGHUP stop it with cleanup (see stopping.py)."""
         thresholds = [parse_threshold(t) for t in self.config.fail_on]
+        check_out_dir(self.config.out)  # before the first request: a usage error, exit 2
         with stop_signals() as stop:
             code, path = self._run(stop)
         if code == EXIT_OK and thresholds:
@@ -154,7 +162,7 @@ class Runner:
         with _target(config) as target, tempfile.TemporaryDirectory(prefix="sv7-run-") as tmp:
             self.work = Path(tmp)
             redaction.remember(target.credentials.password)  # wherever it might turn up
-            target_section, probe_section = probe(target.client)
+            target_section = target_of(target.client)  # the probe itself runs below, stoppable
             target_section["local"] = target.local
             if target.local:  # one name for it, whatever port it had this time (sv7 merge)
                 target_section["name"] = BUILT_IN_TARGET
@@ -176,11 +184,14 @@ class Runner:
                 compress=config.gzip,
             )
             status, code = "complete", EXIT_OK
-            self.journal = RunJournal(writer.path, self.tag)
+            self.journal = RunJournal(writer.path, self.tag, CleanupLines(self.progress))
             sampler = Sampler(interval_s=1.0)
             try:
-                writer.set_section("probe", probe_section)
                 self.progress.note(f"result file: {writer.path}")
+                self.progress.start("probe")
+                probe_section = probe_facts(target.client)
+                writer.set_section("probe", probe_section)
+                self.progress.finish(probe_summary(probe_section))
                 if target.client.insecure:
                     self.progress.note(INSECURE_NOTICE)
                     writer.append("notes", INSECURE_NOTICE)
@@ -190,6 +201,7 @@ class Runner:
                     from igestbench.run import service_checks
 
                     checked = service_checks.verify(config, target, writer, self.progress)
+                    stop.check()  # pytest returns from a stop as from a failed check
                     self.failed_checks = [c.id for c in checked.failed]
                 target_section["api_version"] = self._reach(target)
                 choice = interfaces.choose(
@@ -206,13 +218,19 @@ class Runner:
                 writer.set_run("journal", str(self.journal.path))
                 self.progress.note(f"journal: {self.journal.path}")
                 self._parts(target, writer, sampler)
+            except (ResultFileError, JournalWriteError) as exc:
+                # a full disk, a quota: stop now; the cleanup below needs no file
+                status, code = "failed", EXIT_WRITE
+                self.summary.append(f"the run stopped: {exc}; it cleans up by what it holds in "
+                                    "memory, not by the journal file")  # fmt: skip
+                self._note(writer, f"run stopped: {exc}")
             except TransportFailure as exc:
                 status, code = "failed", self._transport_failed(exc, writer)
             except Sv7Error as exc:
                 # e.g. the run's own account refused: the checks (if any) say more
                 hint = f" ({target.credentials.refused_hint()})" if isinstance(
                     exc, IcatSession) else ""
-                writer.append("notes", f"run stopped: {exc}{hint}")
+                self._note(writer, f"run stopped: {exc}{hint}")
                 self.summary.append(f"the run stopped: {exc}{hint}")
                 status, code = "failed", EXIT_ERROR
             except KeyboardInterrupt:  # Stopped by a signal (stopping.py), or Ctrl-C in a part
@@ -220,16 +238,27 @@ class Runner:
             finally:
                 stop.hold()  # from here on a signal is noted, not raised: the cleanup must finish
                 sampler.stop()
-                for series in sampler.series():
-                    writer.append("samples", series.to_dict())
+                # the cleanup first: a write that fails below must not cost it
+                cleaned_up = None
                 if code not in (EXIT_UNREACHABLE, EXIT_TLS, EXIT_ERROR) or self.journal.started:
-                    writer.set_section("cleanup", self._cleanup(target))
+                    cleaned_up = self._cleanup(target)
                 if stop.signum is not None:  # also one that came during the cleanup
                     status, code = "interrupted", stop.exit_code
-                if status == "interrupted":
-                    cleaned = "cleaned up" if not self.journal.kept else "tried to clean up"
-                    writer.append("notes", f"interrupted ({stop.name}); {cleaned} what was created")
-                path = writer.finish(status)
+                try:
+                    for series in sampler.series():
+                        writer.append("samples", series.to_dict())
+                    if cleaned_up is not None:
+                        writer.set_section("cleanup", cleaned_up)
+                    if status == "interrupted":
+                        cleaned = "cleaned up" if not self.journal.kept else "tried to clean up"
+                        note = f"interrupted ({stop.name}); {cleaned} what was created"
+                        writer.append("notes", note)
+                    path = writer.finish(status)
+                except ResultFileError as exc:
+                    code = code if status == "interrupted" else EXIT_WRITE
+                    self.summary.append(f"the result file could not be finished: {exc} (it "
+                                        "holds the run as of its last complete write)")  # fmt: skip
+                    path = writer.path
         return code, path
 
     def _transport_failed(self, exc: TransportFailure, writer: ResultWriter) -> int:
@@ -238,12 +267,18 @@ class Runner:
 
         diagnosis = diagnose(exc)
         if (diagnosis.cause or "").startswith("tls-"):
-            writer.append("notes", f"TLS failed: {diagnosis.line()}")
+            self._note(writer, f"TLS failed: {diagnosis.line()}")
             self.summary.append(f"TLS failed, nothing measured: {diagnosis.line()}")
             return EXIT_TLS
-        writer.append("notes", f"target unreachable: {diagnosis.line()}")
+        self._note(writer, f"target unreachable: {diagnosis.line()}")
         self.summary.append(f"the target cannot be reached: {diagnosis.line()}")
         return EXIT_UNREACHABLE
+
+    def _note(self, writer: ResultWriter, note: str) -> None:
+        """A note while the run stops: a failed write of it is reported when the file is
+        finished, and never keeps the run from cleaning up."""
+        with contextlib.suppress(ResultFileError):
+            writer.append("notes", note)
 
     # --- parts ---------------------------------------------------------------------------
 
@@ -285,6 +320,13 @@ class Runner:
                         sampler, work=self.work, interface=interface,
                     )
                 )  # fmt: skip
+        if "scale" in config.parts:
+            from igestbench.run import scale
+
+            scale.scale(config, target, writer, self.progress, self.tag, self.journal.path,
+                        self.interfaces, sampler)  # fmt: skip
+            # the tree goes as soon as it is measured (10^5 Datafiles and up: polite)
+            self.journal.clean_group(target)
 
     def _flavours(self, interface: str) -> tuple[str, ...]:
         """The clients that measure ``interface``: --flavour over SOAP, the rest client over
@@ -328,8 +370,10 @@ class Runner:
                     outage_wait=config.outage_wait,
                 )
             )
-        unit = UNIT_OPS[workload][0] if workload == "full-cycle" else workload
-        self.progress.start(phase)
+        # the live figures as the registry defines them; a createMany makes a batch of the
+        # client's Datafiles (fewer when it has fewer)
+        live = LiveFigures(workload, level, {"batch_size": min(config.batch_size, config.files)})
+        self.progress.start(phase, figures=live)
 
         def watch(pids: list[int]) -> None:
             for pid in pids:
@@ -339,7 +383,7 @@ class Runner:
         with sampler.phase(phase) as series:
             run = run_workers(
                 specs,
-                on_records=lambda chunk: self.progress.records(chunk, unit),
+                on_records=lambda index, chunk: self.progress.records(chunk, worker=index),
                 on_start=watch,
                 on_outage=notes.seen,
             )
@@ -347,12 +391,13 @@ class Runner:
         for outage in outages:
             writer.append("outages", outage)
             writer.append("notes", describe(outage))
-        entry = benchmark_entry(workload, flavour, level, run, series.client_bound)
+        entry = benchmark_entry(workload, flavour, level, run,
+                                client_cpu=series.client_summary())
         if run.interrupted:
             raise KeyboardInterrupt
-        bad = len(entry["problems"]) + sum(o["count"] - o["ok"] for o in entry["ops"].values())
+        self.journal.check_outcomes(o.error for o in run.outcomes)  # a full disk stops the run
         down = f", {len(outages)} outage(s) of the target" if outages else ""
-        self.progress.finish(f"{entry['throughput_per_s']}/s, {bad} errors or problems{down}")
+        self.progress.finish(phase_line(entry_figures(entry)) + down)
         return entry
 
     # --- cleanup -------------------------------------------------------------------------

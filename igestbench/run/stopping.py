@@ -7,9 +7,21 @@ three — and remembers which signal it was, for the exit code (128 + signal: 13
 Once a stop has begun, further signals are noted and ignored: the cleanup must finish (kill -9
 stays possible; ``sv7 cleanup`` finishes the job from the journal).
 
-Worker processes get the same handlers (:func:`worker_signals`) and, in addition, never outlive
-the runner: :func:`die_with_parent` asks Linux to kill them when it dies
-(``PR_SET_PDEATHSIG``) and, as a portable fallback, watches the parent's pid.
+A stop must come within seconds from any part (systemd allows 90 s before SIGKILL, CI runners
+less), so no part may swallow one: pytest, which runs the service checks in this process, catches
+``KeyboardInterrupt`` and returns an exit status instead; :meth:`StopState.check` raises the stop
+again where a part like that hands control back.
+
+Worker processes get the same handlers (:func:`worker_signals`), raised once: a worker that is
+already stopping (its answer on its way to the runner) is not interrupted again by a second
+signal — a Ctrl-C reaches it from the terminal *and* from the runner. A worker that is still
+starting (a spawned interpreter importing its modules) must not die of a ``KeyboardInterrupt``
+with a traceback, nor of a start cut in half by one: the runner starts workers with the stop
+signals kept back (:func:`starting_a_process`), a worker inherits them blocked and unblocks them
+(:func:`unblock_stop_signals`) once its handlers are in place, so a signal that came early is
+delivered there and stops it like any other. Workers never outlive the runner:
+:func:`die_with_parent` asks Linux to kill them when it dies (``PR_SET_PDEATHSIG``) and, as a
+portable fallback, watches the parent's pid.
 """
 
 from __future__ import annotations
@@ -61,6 +73,12 @@ class StopState:
     def hold(self) -> None:
         self.held = True
 
+    def check(self) -> None:
+        """Raise :class:`Stopped` if a signal came and was swallowed on its way (pytest catches
+        ``KeyboardInterrupt`` and returns); call it where such a part hands control back."""
+        if self.signum is not None and not self.held:
+            raise Stopped(self.signum)
+
     @property
     def name(self) -> str:
         return signal.Signals(self.signum or signal.SIGINT).name
@@ -99,14 +117,62 @@ def stop_signals() -> Iterator[StopState]:
             signal.signal(s, old)
 
 
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt(signal.Signals(signum).name)
+def worker_signals() -> StopState:
+    """In a worker: SIGINT, SIGTERM and SIGHUP stop it as Ctrl-C does (systemd signals every
+    process), once; after that, and after :meth:`StopState.hold`, a signal is ignored (the
+    runner kills a worker that does not end in time).
+    """
+    state = StopState()
 
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if state.signum is None and not state.held:
+            state.signum = signum
+            raise KeyboardInterrupt(signal.Signals(signum).name)
 
-def worker_signals() -> None:
-    """In a worker: SIGTERM and SIGHUP stop it as Ctrl-C does (systemd signals every process)."""
     for s in STOP_SIGNALS.values():
-        signal.signal(s, _raise_interrupt if s != signal.SIGINT else signal.default_int_handler)
+        signal.signal(s, handler)
+    return state
+
+
+_MASKABLE = hasattr(signal, "pthread_sigmask")
+
+
+@contextlib.contextmanager
+def starting_a_process() -> Iterator[None]:
+    """Around the start of a process (a worker; multiprocessing's resource tracker, which it
+    starts with the first semaphore): a stop signal neither cuts the start in half — the child
+    would read half of what it is sent and die with a traceback — nor reaches the child before
+    its handlers are in place. It is kept, and raised here once the start is done; the child
+    inherits the stop signals blocked: a worker unblocks them (:func:`unblock_stop_signals`),
+    the resource tracker only those it ignores (SIGINT, SIGTERM) — a SIGHUP to the process
+    group, a closed terminal, would kill it, and the one started after it prints tracebacks."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    kept: list[int] = []
+
+    def keep(signum: int, frame: FrameType | None) -> None:
+        kept.append(signum)
+
+    previous = {s: signal.signal(s, keep) for s in STOP_SIGNALS.values()}
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, set(STOP_SIGNALS.values())) if (
+        _MASKABLE) else None  # fmt: skip
+    try:
+        yield
+    finally:
+        if blocked is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)  # one waiting is kept now
+        for s, old in previous.items():
+            signal.signal(s, old)
+        for signum in dict.fromkeys(kept):
+            signal.raise_signal(signum)  # to the handlers of the run, as if it came now
+
+
+def unblock_stop_signals() -> None:
+    """In a worker whose handlers are in place: take the stop signals (one that came while it
+    started is delivered now)."""
+    if _MASKABLE:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, set(STOP_SIGNALS.values()))
 
 
 def die_with_parent(parent_pid: int) -> None:

@@ -7,9 +7,12 @@ the one owner that aggregates and writes — in chunks while it runs, then a fin
 Everything a worker creates hangs below a Facility of its own, named after the run's tag, and goes
 to the journal file it is given (the run's journal, shared with the other workers), so the parent
 can clean up after any worker, also one that died. Ctrl-C, SIGTERM and SIGHUP reach the workers
-too: each stops, sends what it has, and leaves the cleanup to the parent. A worker never outlives
-its parent (:func:`~igestbench.run.stopping.die_with_parent`): a runner killed with kill -9 takes
-its workers with it within a fraction of a second.
+too: each stops, sends what it has, and leaves the cleanup to the parent, which waits
+:data:`STOP_GRACE_S` for that and then kills what is left — a worker still starting, or one stuck
+in a call — so that the run's cleanup begins within seconds (what a killed worker created is in
+the journal, and below its Facility). A worker never outlives its parent
+(:func:`~igestbench.run.stopping.die_with_parent`): a runner killed with kill -9 takes its workers
+with it within a fraction of a second.
 
 A worker's client is wrapped in an :class:`~igestbench.run.outage.OutageGuard`, which sends
 outages to the parent as they start and end and, before the next call, waits for the target
@@ -44,7 +47,12 @@ from igestbench.icat.query import Condition, Query
 from igestbench.icat.schema import get_profile
 from igestbench.measure.timing import Recorder, TimingRecord
 from igestbench.run.outage import DEFAULT_WAIT_S, Outage, guard
-from igestbench.run.stopping import die_with_parent, worker_signals
+from igestbench.run.stopping import (
+    die_with_parent,
+    starting_a_process,
+    unblock_stop_signals,
+    worker_signals,
+)
 from igestbench.workloads import (
     Journal,
     RunTag,
@@ -61,6 +69,10 @@ WORKLOADS = ("full-cycle", "single-query", "burst", "multi-query")
 #: How long workers may take to connect, log in and prepare before the start is called off.
 START_TIMEOUT_S = 120.0
 STREAM_INTERVAL_S = 0.5
+#: After a stop, how long the workers have to send what they have before they are killed.
+STOP_GRACE_S = 3.0
+#: How long workers that finished their work have to end before they are killed.
+END_GRACE_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -138,12 +150,21 @@ def worker_main(
     spec: WorkerSpec, barrier: multiprocessing.synchronize.Barrier, out: multiprocessing.Queue[Any]
 ) -> None:
     """The body of one worker process."""
+    # the one stop signal may come while the worker is already finishing (between its work and
+    # its answer): it then ends quietly, as it would have; a traceback would only frighten
+    with contextlib.suppress(KeyboardInterrupt):
+        _work(spec, barrier, out)
+
+
+def _work(
+    spec: WorkerSpec, barrier: multiprocessing.synchronize.Barrier, out: multiprocessing.Queue[Any]
+) -> None:
     redaction.install(spec.log_level)
     redaction.remember(spec.credentials.password)
     parent = multiprocessing.parent_process()
     if parent is not None and parent.pid is not None:
         die_with_parent(parent.pid)
-    worker_signals()
+    signals = worker_signals()
     recorder = Recorder()
     stop = threading.Event()
 
@@ -157,6 +178,9 @@ def worker_main(
     outcome_error: str | None = None
     result: WorkloadResult | None = None
     try:
+        # started with the stop signals blocked (run_workers): one that came while this process
+        # was starting is raised here, inside the try, and ends it like any other
+        unblock_stop_signals()
         catalogue = guard(
             connect(spec.client, spec.flavour),
             spec.outage_wait,
@@ -199,6 +223,7 @@ def worker_main(
     except Exception as exc:  # a bug: report it, never hang the run
         outcome_error = f"{type(exc).__name__}: {exc} ({traceback.format_exc(limit=3)})"
     finally:
+        signals.hold()  # a second signal must not cut the answer to the parent short
         end_ns = time.perf_counter_ns()
         stop.set()
         if streamer.is_alive():
@@ -258,72 +283,93 @@ class WorkerRun:
 
 def run_workers(
     specs: Sequence[WorkerSpec],
-    on_records: Callable[[list[TimingRecord]], None] | None = None,
+    on_records: Callable[[int, list[TimingRecord]], None] | None = None,
     deadline_s: float = 3600.0,
     on_start: Callable[[list[int]], None] | None = None,
     on_outage: Callable[[int, Outage], None] | None = None,
 ) -> WorkerRun:
     """Start one process per spec on a common barrier; collect records until all are done.
 
-    ``on_start`` gets the workers' process ids (the sampler watches their CPU), ``on_outage``
-    each outage report (worker index, outage) as it arrives.
+    ``on_records`` gets (worker index, records) for each chunk as it arrives, ``on_start`` the
+    workers' process ids (the sampler watches their CPU), ``on_outage`` each outage report
+    (worker index, outage) as it arrives. A ``KeyboardInterrupt`` (a stop signal, see
+    stopping.py) at any moment — also while the workers start — stops the workers, waits
+    :data:`STOP_GRACE_S` at most for what they have, and returns with ``interrupted``.
     """
     mp = multiprocessing.get_context("spawn")  # the parent may hold threads (local catalogue)
-    barrier = mp.Barrier(len(specs) + 1)
-    out: multiprocessing.Queue[Any] = mp.Queue()
+    with starting_a_process():  # the first semaphore starts multiprocessing's resource tracker
+        barrier = mp.Barrier(len(specs) + 1)
+        out: multiprocessing.Queue[Any] = mp.Queue()
     processes = [mp.Process(target=worker_main, args=(s, barrier, out), daemon=True) for s in specs]
-    for p in processes:
-        p.start()
-    if on_start is not None:
-        on_start([p.pid for p in processes if p.pid is not None])
+    started: list[multiprocessing.process.BaseProcess] = []
     run = WorkerRun({}, [], time.perf_counter_ns(), 0)
+    grace = END_GRACE_S
     try:
+        for p in processes:
+            with starting_a_process():  # a stop waits until the process is started
+                p.start()
+            started.append(p)
+        if on_start is not None:
+            on_start([p.pid for p in started if p.pid is not None])
         with contextlib.suppress(threading.BrokenBarrierError):
             barrier.wait(timeout=START_TIMEOUT_S)  # broken: a worker failed; its outcome says why
         run.start_ns = time.perf_counter_ns()
         _collect(run, out, len(specs), on_records, on_outage, time.monotonic() + deadline_s)
     except KeyboardInterrupt:
         run.interrupted = True
+        grace = STOP_GRACE_S
         # A Ctrl-C on a terminal reaches the workers too, a signal sent to this process alone
         # (kill, timeout) does not: pass it on, then give them a moment to send what they have.
-        for p in processes:
-            if p.is_alive() and p.pid is not None:
-                with contextlib.suppress(OSError):
-                    os.kill(p.pid, signal.SIGINT)
-        _collect(run, out, len(specs), on_records, on_outage, time.monotonic() + 30)
+        with contextlib.suppress(KeyboardInterrupt):  # a second signal: noted (stopping.py)
+            for worker in started:
+                if worker.is_alive() and worker.pid is not None:
+                    with contextlib.suppress(OSError):
+                        os.kill(worker.pid, signal.SIGINT)
+            _collect(run, out, len(specs), on_records, on_outage,
+                     time.monotonic() + STOP_GRACE_S, started)  # fmt: skip
     finally:
-        for p in processes:
-            p.join(timeout=10)
-            if p.is_alive():
-                p.terminate()  # a worker stops on SIGTERM as on Ctrl-C …
-                p.join(timeout=5)
-            if p.is_alive():
-                p.kill()  # … or, stuck, is killed: what it created is journaled
-                p.join()
+        _end(started, time.monotonic() + grace)
         out.close()
         out.join_thread()
     run.end_ns = max((o.end_ns for o in run.outcomes), default=time.perf_counter_ns())
     return run
 
 
+def _end(processes: Sequence[multiprocessing.process.BaseProcess], deadline: float) -> None:
+    """Let ``processes`` end until ``deadline``; kill those still there (what a worker created
+    is journaled, and hangs below its Facility, which the cleanup removes by name)."""
+    for p in processes:
+        p.join(timeout=max(0.0, deadline - time.monotonic()))
+    for p in processes:
+        if p.is_alive():
+            p.kill()
+    for p in processes:
+        p.join()
+
+
 def _collect(
     run: WorkerRun,
     out: multiprocessing.Queue[Any],
     expected: int,
-    on_records: Callable[[list[TimingRecord]], None] | None,
+    on_records: Callable[[int, list[TimingRecord]], None] | None,
     on_outage: Callable[[int, Outage], None] | None,
     deadline: float,
+    processes: Sequence[multiprocessing.process.BaseProcess] = (),
 ) -> None:
+    """Take the workers' messages until all are done or ``deadline``; with ``processes``, also
+    until none of them is left (a worker killed, or stopped before it could answer)."""
     done = {o.index for o in run.outcomes}
     while len(done) < expected and time.monotonic() < deadline:
         try:
-            kind, index, payload = out.get(timeout=0.5)
+            kind, index, payload = out.get(timeout=0.1 if processes else 0.5)
         except queue.Empty:
+            if processes and not any(p.is_alive() for p in processes):
+                return
             continue
         if kind == "records":
             run.by_worker.setdefault(index, []).extend(payload)
             if on_records is not None:
-                on_records(payload)
+                on_records(index, payload)
         elif kind == "outage":
             run.outage_reports[(index, payload.start_ns)] = payload
             if on_outage is not None:

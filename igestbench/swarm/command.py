@@ -10,11 +10,16 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from igestbench.errors import UsageError
 from igestbench.options import BY_FIELD, OptionError, argparse_type, number, whole
+from igestbench.swarm.sizing import DEFAULT_CAP
+
+if TYPE_CHECKING:
+    from igestbench.config import SwarmSecret
 
 __all__ = [
     "DEFAULT_PORT",
@@ -33,6 +38,19 @@ MASTER_RUN_FIELDS = ("target", "site", "max_rate", "duration", "warmup", "slo_ms
                      "batch_size", "out", "ca_file", "timeout", "insecure", "gzip")  # fmt: skip
 #: ... and those a worker needs to reach the catalogue itself.
 WORKER_RUN_FIELDS = ("target", "ca_file", "timeout", "insecure")
+#: The swarm's defaults of the sweep's options: sv7 run's full profile (the swarm has no quick
+#: tour); given on the command line, as SV7_* or in sv7.toml's [run], they win as for sv7 run.
+SWARM_PROFILE = "full"
+#: Help of the options whose meaning or default differs from sv7 run's.
+SWARM_HELP = {
+    "target": "the catalogue the workers load: URL or HOST[:PORT] (required, here or as "
+    "SV7_TARGET / sv7.toml; the swarm starts no catalogue of its own)",
+    "site": "name of the site running the swarm (default: this machine's short host name)",
+    "max_rate": "highest total demanded rate of the doubling steps, requests/s (default 200)",
+    "duration": "seconds per step (default 3)",
+    "warmup": "seconds of warm-up before each step, not measured (default 0.5)",
+    "batch_size": "Datafiles per createMany call of --workload burst (default 100)",
+}
 
 
 def host_port(text: str, default_port: int = DEFAULT_PORT) -> tuple[str, int]:
@@ -74,21 +92,38 @@ class SwarmConfig:
     expect_workers: int = 1
     wait_workers_s: float = 60.0
     bind: tuple[str, int] = ("127.0.0.1", DEFAULT_PORT)
-    users: int = 8
+    #: The most users one worker may use (each worker sizes its own up to it).
+    users: int = DEFAULT_CAP
     master: tuple[str, int] = ("127.0.0.1", DEFAULT_PORT)
     processes: int = 1
     config_file: Path | None = None
     #: Set in the processes ``--processes`` starts: they die with it.
     parent_pid: int | None = None
+    #: Shared by master and workers (SV7_SWARM_SECRET, sv7.toml [swarm] secret): CURVE keys.
+    secret: SwarmSecret | None = field(default=None, repr=False)
+
+    def options(self) -> dict[str, object]:
+        """The swarm's own options as a result file records them (the secret: only whether
+        there was one)."""
+        return {
+            "rates": list(self.rates) if self.rates is not None else None,
+            "workload": self.workload,
+            "expect_workers": self.expect_workers,
+            "wait_workers": self.wait_workers_s,
+            "users": self.users,
+            "bind": f"{self.bind[0]}:{self.bind[1]}",
+            "authenticated": self.secret is not None,
+        }
 
 
-def _run_option(p: argparse.ArgumentParser, field: str) -> None:
-    option = BY_FIELD[field]
+def _run_option(p: argparse.ArgumentParser, name: str) -> None:
+    option = BY_FIELD[name]
+    shown = SWARM_HELP.get(name, option.help)
     if option.switch:
-        p.add_argument(option.flag, dest=field, action="store_const", const=True,
-                       help=option.help)  # fmt: skip
+        p.add_argument(option.flag, dest=name, action="store_const", const=True,
+                       help=shown)  # fmt: skip
     else:
-        p.add_argument(option.flag, dest=field, help=option.help)
+        p.add_argument(option.flag, dest=name, help=shown)
 
 
 def add_swarm(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -101,8 +136,10 @@ def add_swarm(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "make the calls with their own credentials (SV7_* or sv7.toml, never sent over the "
         "wire). Latency is ours: from each call's intended send time, HdrHistograms merged at "
         "the master.",
-        epilog="exit status: 0 ok, 1 error, 2 usage, 130/143/129 interrupted by "
-        "SIGINT/SIGTERM/SIGHUP (the master cleans up first)",
+        epilog="Workers on other hosts: set the same SV7_SWARM_SECRET (or [swarm] secret in "
+        "sv7.toml) on the master and every worker — never on the command line; without it the "
+        "master binds only to loopback. Exit status: 0 ok, 1 error, 2 usage, 130/143/129 "
+        "interrupted by SIGINT/SIGTERM/SIGHUP (the master cleans up first)",
     )
     roles = p.add_subparsers(dest="role", metavar="ROLE", parser_class=type(p))
     master = roles.add_parser(
@@ -113,10 +150,10 @@ def add_swarm(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "histograms; cleans up at the end and on SIGINT/SIGTERM/SIGHUP.",
     )
     master.add_argument("--config", type=Path, help="sv7.toml to read (default ./sv7.toml)")
-    for field in MASTER_RUN_FIELDS:
-        _run_option(master, field)
+    for name in MASTER_RUN_FIELDS:
+        _run_option(master, name)
     master.add_argument("--rates", type=argparse_type(rate_list),
-                        help="total demanded rates of the steps, calls/s, e.g. 50,100 "
+                        help="total demanded rates of the steps, requests/s, e.g. 50,100 "
                         "(default: doubling from 10 up to --max-rate)")  # fmt: skip
     master.add_argument("--workload", choices=WORKLOADS,
                         help="single-query (default), mix (--mix, as sv7 run's sweep) or burst "
@@ -134,17 +171,20 @@ def add_swarm(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="seconds to wait for them (default 60)",
     )
     master.add_argument("--bind", default=f"127.0.0.1:{DEFAULT_PORT}",
-                        help="address the workers connect to (default 127.0.0.1:5557; "
-                        "0.0.0.0:5557 for workers on other hosts)")  # fmt: skip
-    master.add_argument("--users", type=argparse_type(whole(1, 1024)), default=8,
-                        help="Locust users per worker, each one client and connection "
-                        "(default 8)")  # fmt: skip
+                        help="address the workers connect to (default 127.0.0.1:5557); "
+                        "any other than loopback, e.g. 0.0.0.0:5557, needs "
+                        "SV7_SWARM_SECRET")  # fmt: skip
+    master.add_argument("--users", type=argparse_type(whole(1, 1024)), default=DEFAULT_CAP,
+                        help="the most users one worker may use, each one client, connection "
+                        "and session; each worker uses as many as its share of the rate and "
+                        f"the latency it sees need (default {DEFAULT_CAP})")  # fmt: skip
     worker = roles.add_parser(
         "worker",
         help="join a master and make calls at the rate it asks",
         description="Connects to the master, logs in to the catalogue with this host's own "
         "credentials (SV7_AUTH/SV7_USER/SV7_PASSWORD or sv7.toml) and refuses a master whose "
-        "target is not this worker's own --target.",
+        "target is not this worker's own --target. A master on another host needs the "
+        "swarm's SV7_SWARM_SECRET (or [swarm] secret in sv7.toml) here too.",
     )
     worker.add_argument(
         "--master",
@@ -159,8 +199,8 @@ def add_swarm(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     worker.add_argument("--config", type=Path, help="sv7.toml to read (default ./sv7.toml)")
     worker.add_argument("--parent-pid", type=int, help=argparse.SUPPRESS)
-    for field in WORKER_RUN_FIELDS:
-        _run_option(worker, field)
+    for name in WORKER_RUN_FIELDS:
+        _run_option(worker, name)
 
 
 def patch_for_swarm(argv: Sequence[str]) -> None:
@@ -177,6 +217,18 @@ def patch_for_swarm(argv: Sequence[str]) -> None:
         monkey.patch_all()
 
 
+def _check_exposure(flag: str, host: str, secret: SwarmSecret | None, risk: str) -> None:
+    """Another host than loopback only with the swarm's secret (then CURVE authenticates)."""
+    from igestbench.config import is_loopback
+
+    if secret is None and not is_loopback(host):
+        raise UsageError(
+            f"{flag} {host}: not a loopback address, and no SV7_SWARM_SECRET (or [swarm] secret "
+            f"in sv7.toml) is set: without one this {risk}. Set the same secret on the master "
+            "and every worker, or keep to loopback"
+        )
+
+
 def _interactive_prompt(allowed: bool) -> Callable[[str], str] | None:
     import getpass
 
@@ -190,7 +242,10 @@ def cmd_swarm(args: argparse.Namespace) -> int:
         import locust  # noqa: F401  (patched already: see patch_for_swarm)
     except ImportError:
         raise UsageError("sv7 swarm needs Locust: pip install 'igestbench[distributed]'") from None
+    from igestbench.config import load_run_config, load_swarm_secret
+
     # the swarm's own options first: a bad address is said before any password is asked
+    secret = load_swarm_secret(args.config)
     if args.role == "master":
         workload = args.workload or ("mix" if args.mix else "single-query")
         if args.mix and workload != "mix":
@@ -198,17 +253,21 @@ def cmd_swarm(args: argparse.Namespace) -> int:
         swarm = SwarmConfig(
             "master", rates=args.rates, workload=workload,
             expect_workers=args.expect_workers, wait_workers_s=args.wait_workers,
-            bind=host_port(args.bind), users=args.users, config_file=args.config,
+            bind=host_port(args.bind), users=args.users, config_file=args.config, secret=secret,
         )  # fmt: skip
+        _check_exposure("--bind", swarm.bind[0], secret, "lets any host that reaches the port "
+                        "join as a worker and send the master what it likes")  # fmt: skip
     else:
         swarm = SwarmConfig("worker", master=host_port(args.master), processes=args.processes,
-                            config_file=args.config, parent_pid=args.parent_pid)  # fmt: skip
-    from igestbench.config import load_run_config
-
-    fields = MASTER_RUN_FIELDS if args.role == "master" else WORKER_RUN_FIELDS
+                            config_file=args.config, parent_pid=args.parent_pid,
+                            secret=secret)  # fmt: skip
+        _check_exposure("--master", swarm.master[0], secret, "would talk to whatever answers "
+                        "there (a master on another host has a secret)")  # fmt: skip
+    names = MASTER_RUN_FIELDS if args.role == "master" else WORKER_RUN_FIELDS
     spawned = args.role == "worker" and args.processes > 1
+    cli = {name: getattr(args, name) for name in names}
     run = load_run_config(
-        {f: getattr(args, f) for f in fields},
+        {**cli, "profile": SWARM_PROFILE} if args.role == "master" else cli,
         config_file=args.config,
         # worker processes started by --processes share a terminal: none of them asks
         prompt=_interactive_prompt(not spawned),

@@ -1,18 +1,24 @@
 """The master of ``sv7 swarm``: prepares, steps the demanded rate over the workers, writes one file.
 
 The order of a run, as ``sv7 run``'s: probe the target, open the result file, start the journal
-before anything is created, ingest the few objects to look up (under the run tag), then wait for
-the workers on Locust's master runner (bound to loopback unless told otherwise), set them up,
-spawn their users and run the steps. Each step's total demanded rate is split evenly over the
-workers still there; each worker reports its step's histograms (corrected and uncorrected),
-which are merged by addition. A worker that stops sending heartbeats, or quits, is recorded as
-lost (with the step it was lost in, whose calls of it are missing from that step) and the run
-goes on with the others. At the end — and on SIGINT, SIGTERM or SIGHUP — the workers are told
-to quit and everything journaled is removed, as ``sv7 run`` does.
+before anything is created, listen for workers on Locust's master runner (bound to loopback
+unless a secret lets workers prove who they are: :mod:`igestbench.swarm.secure`), ingest the few
+objects to look up (under the run tag), wait for the workers, set them up, spawn their users
+(the cap: each worker activates what its share needs) and run the steps. Each step's total
+demanded rate is split evenly over the workers still there; each worker reports its step's
+histograms (corrected and uncorrected), which are merged by addition; a line per step and the
+sweep's outcome are printed (:mod:`igestbench.swarm.summary`). A worker that stops sending
+heartbeats, or quits, is recorded as lost (with the step it was lost in, whose calls of it are
+missing from that step) and the run goes on with the others; one that joins after the steps
+began is told to quit. A message that is not a worker's is dropped with one log line and
+counted. At the end — and on SIGINT, SIGTERM or SIGHUP in any phase, within seconds — the
+workers are told to quit and everything journaled is removed, as ``sv7 run`` does.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import signal
 import tempfile
 import time
@@ -22,6 +28,7 @@ from typing import Any
 import gevent
 from locust import events
 from locust.env import Environment
+from locust.exception import RPCError
 from locust.runners import STATE_MISSING, STATE_RUNNING, MasterRunner
 
 from igestbench import redaction
@@ -37,11 +44,13 @@ from igestbench.measure.sweep import (
     sweep_rates,
 )
 from igestbench.results import ResultWriter
+from igestbench.run import interfaces
 from igestbench.run.benchmarks import finite
 from igestbench.run.cleanup import RunJournal
 from igestbench.run.probe import host_facts, probe
 from igestbench.run.runner import Target
-from igestbench.run.stopping import STOP_SIGNALS, Stopped
+from igestbench.run.stopping import Stopped
+from igestbench.swarm import record, secure, summary
 from igestbench.swarm.command import SwarmConfig
 from igestbench.swarm.messages import (
     CREATED,
@@ -54,14 +63,13 @@ from igestbench.swarm.messages import (
     StepReport,
     merge_parallel,
 )
+from igestbench.swarm.signals import on_stop_signals, raise_in_main
 from igestbench.swarm.users import SwarmUser
 from igestbench.swarm.workload import login_factory, prepare, targets_to_wire
 from igestbench.workloads import Journal, RunTag
 
-__all__ = ["SWARM_VERSION", "Master"]
+__all__ = ["Master"]
 
-#: The version of the ``sweeps[].swarm`` section (an additive key of result format 2).
-SWARM_VERSION = 1
 #: Seconds a worker may take to log in and answer the setup.
 SETUP_WAIT_S = 60.0
 #: Seconds after a step's drain before a silent worker is given up (heartbeats say sooner).
@@ -71,20 +79,34 @@ POLL_S = 0.05
 
 
 class _Inbox:
-    """What the workers said, filled by Locust's message handlers (greenlets of the runner)."""
+    """What the workers said, filled by Locust's message handlers (greenlets of the runner).
+    Only the workers of the run are heard: another node's sv7 message is dropped."""
 
-    def __init__(self, journal: Journal) -> None:
+    def __init__(self, journal: Journal, refusals: secure.Refusals) -> None:
         self.journal = journal
+        self.refusals = refusals
+        #: the nodes set up (READY is heard from these) and those measuring (the rest too)
+        self.invited: set[str] = set()
+        self.members: set[str] = set()
         self.ready: dict[str, dict[str, Any]] = {}
         self.reports: dict[int, dict[str, StepReport]] = {}
         self.created = 0
 
+    def _heard(self, msg: Any, among: set[str]) -> bool:
+        if msg.node_id in among:
+            return True
+        self.refusals.message(str(msg.node_id).encode(), f"{msg.type}: not a worker of this run")
+        return False
+
     def on_ready(self, environment: Environment, msg: Any, **_: Any) -> None:
-        self.ready[msg.node_id] = dict(msg.data)
+        if self._heard(msg, self.invited):
+            self.ready[msg.node_id] = dict(msg.data)
 
     def on_created(self, environment: Environment, msg: Any, **_: Any) -> None:
         # appended to the run's journal file at once: a kill -9 of the master leaves it there
         # for sv7 cleanup (the lines are short, the file is opened for append per batch)
+        if not self._heard(msg, self.members):
+            return
         by_entity: dict[str, list[int]] = {}
         for entity, obj_id in msg.data["entries"]:
             by_entity.setdefault(str(entity), []).append(int(obj_id))
@@ -93,8 +115,9 @@ class _Inbox:
             self.created += len(ids)
 
     def on_step_done(self, environment: Environment, msg: Any, **_: Any) -> None:
-        report = StepReport.from_wire(msg.data)
-        self.reports.setdefault(report.index, {})[msg.node_id] = report
+        if self._heard(msg, self.members):
+            report = StepReport.from_wire(msg.data)
+            self.reports.setdefault(report.index, {})[msg.node_id] = report
 
 
 class Master:
@@ -106,6 +129,9 @@ class Master:
         self.held = False
         self.lost: dict[str, dict[str, Any]] = {}
         self.workers: list[str] = []
+        #: False once the workers of the run are known: a later one is told to quit
+        self.admitting = True
+        self.refusals = secure.Refusals()
         self.summary: list[str] = []
 
     # --- signals -------------------------------------------------------------------------
@@ -113,24 +139,35 @@ class Master:
     def _signal(self, signum: int) -> None:
         if self.signum is None:
             self.signum = signum
-        if self.held:
-            name = signal.Signals(signum).name
-            print(f"sv7 swarm: {name} received; still cleaning up, please wait", flush=True)
-
-    def _check_stop(self) -> None:
-        if self.signum is not None and not self.held:
-            raise Stopped(self.signum)
+            if not self.held:
+                # ends whatever the run waits on, at once (unless the cleanup has begun by then)
+                raise_in_main(Stopped(signum), still=lambda: not self.held)
+                return
+        name = signal.Signals(signum).name
+        print(f"sv7 swarm: {name} received; still cleaning up, please wait", flush=True)
 
     def _sleep(self, seconds: float) -> None:
         gevent.sleep(seconds)
-        self._check_stop()
+
+    def _admit(self, node: str, addr: str) -> bool:
+        if self.admitting or node in self.workers:
+            return True
+        self.refusals.late(node)
+        return False
 
     # --- the run -------------------------------------------------------------------------
 
     def run(self) -> int:
-        for signum in STOP_SIGNALS.values():
-            gevent.signal_handler(signum, self._signal, signum)
-        config = self.config
+        on_stop_signals(self._signal)
+        try:
+            return self._run()
+        except Stopped as exc:  # before the result file: nothing was created
+            name = signal.Signals(exc.signum).name
+            print(f"sv7 swarm: interrupted ({name}) before anything was created", flush=True)
+            return 128 + exc.signum
+
+    def _run(self) -> int:
+        config, swarm = self.config, self.swarm
         assert config.target is not None and config.credentials is not None
         creds = config.credentials
         client = ClientConfig(config.target, connect_timeout=min(config.timeout, 10.0),
@@ -138,45 +175,38 @@ class Master:
                               insecure=config.insecure)  # fmt: skip
         target = Target(config.target, creds, client, local=False)
         redaction.remember(creds.password)
+        if swarm.secret is not None:
+            redaction.remember(swarm.secret.value)
         target_section, probe_section = probe(client)
         target_section["local"] = False
         writer = ResultWriter(
-            config.out,
-            run={"id": self.tag.run_id, "tag": self.tag.name, "site": config.site,
-                 "parts": ["sweep"], "flavours": ["lean"],
-                 "concurrency": [self.swarm.users * self.swarm.expect_workers],
-                 "options": config.public(), "mode": "swarm"},
-            target=target_section, environment=host_facts(), secrets=[creds.password],
-            compress=config.gzip,
+            config.out, run=record.run_section(self.tag, config, swarm), target=target_section,
+            environment=host_facts(), compress=config.gzip,
+            secrets=[creds.password, *([swarm.secret.value] if swarm.secret else [])],
         )  # fmt: skip
         journal = RunJournal(writer.path, self.tag)
-        print(f"result file: {writer.path}", flush=True)
         status, code = "complete", 0
         runner: MasterRunner | None = None
         try:
+            print(f"result file: {writer.path}", flush=True)
             writer.set_section("probe", probe_section)
             target_section["api_version"] = target.login_version()
+            choice = record.interface_choice(target_section["api_version"],
+                                             interfaces.probe_rest(client))  # fmt: skip
+            target_section["interfaces"] = choice.to_dict()
             writer.set_section("target", target_section)
             journal.start(target, target_section["api_version"])
             writer.set_run("journal", str(journal.path))
-            run_journal = Journal(journal.path, self.tag.name)
+            inbox = _Inbox(Journal(journal.path), self.refusals)
+            runner = self._start_locust(inbox)  # before anything is created: a busy port
             with tempfile.TemporaryDirectory(prefix="sv7-swarm-") as tmp:
-                targets = prepare(login_factory(client, creds), run_journal, self.tag.name,
-                                  Path(tmp))  # fmt: skip
-            self._check_stop()
-            inbox = _Inbox(Journal(journal.path))
-            runner = self._start_locust(inbox)
+                targets = prepare(login_factory(client, creds), Journal(journal.path,
+                                  self.tag.name), self.tag.name, Path(tmp))  # fmt: skip
             self._await_workers(runner)
             self._set_up(runner, inbox, targets, target_section["url"])
-            entry = self._sweep(runner, inbox)
-            writer.append("sweeps", entry)
-            for lost in self.lost.values():
-                writer.append("notes", _lost_note(lost))
-            self._check_stop()  # a signal during the steps: stopped after writing them
+            self._sweep(runner, inbox, writer)
         except Stopped:
             status, code = "interrupted", 128 + (self.signum or signal.SIGINT)
-            writer.append("notes", f"interrupted ({signal.Signals(code - 128).name}); "
-                          "the workers were told to stop and the run cleaned up")  # fmt: skip
         except (Sv7Error, TransportFailure) as exc:
             status, code = "failed", 1
             writer.append("notes", f"run stopped: {exc}")
@@ -185,6 +215,11 @@ class Master:
             self.held = True  # from here a signal is noted, not raised: the cleanup must finish
             if runner is not None:
                 _quit(runner)
+            for lost in self.lost.values():
+                writer.append("notes", record.lost_note(lost))
+            refused = self.refusals.summary()
+            if refused is not None:
+                writer.append("notes", refused)
             if journal.started:
                 section = journal.finish(target)
                 writer.set_section("cleanup", section)
@@ -193,8 +228,12 @@ class Master:
                         f"not everything could be cleaned up; journal kept: "
                         f"{section['journal']} (sv7 cleanup finishes the job)"
                     )
-            if self.signum is not None and status != "interrupted":
+            if self.signum is not None:  # also one that came during the cleanup
                 status, code = "interrupted", 128 + self.signum
+                said = (f"interrupted ({signal.Signals(self.signum).name}); the workers were "
+                        "told to stop and the run cleaned up")  # fmt: skip
+                writer.append("notes", said)
+                self.summary.append(said)
             path = writer.finish(status)
         for line in self.summary:
             print(f"sv7 swarm: {line}", flush=True)
@@ -202,14 +241,27 @@ class Master:
         return code
 
     def _start_locust(self, inbox: _Inbox) -> MasterRunner:
+        swarm = self.swarm
+        # Locust warns when its master spreads users faster than 100/s per worker, as after a
+        # worker is lost (the users it keeps in reserve are idle: nothing ramps up)
+        logging.getLogger("locust.runners").addFilter(_NoSpawnRateWarning())
+        keys = secure.curve_keys(swarm.secret.value) if swarm.secret is not None else None
+        secure.install(keys, self.refusals, gate=self._admit)
         env = Environment(user_classes=[SwarmUser], events=events)
-        host, port = self.swarm.bind
-        runner = env.create_master_runner(master_bind_host=host, master_bind_port=port)
+        host, port = swarm.bind
+        try:
+            runner = env.create_master_runner(master_bind_host=host, master_bind_port=port)
+        except (RPCError, SystemExit) as exc:  # Locust exits when the port is taken
+            why = str(exc) if isinstance(exc, RPCError) else "the port is in use"
+            raise Sv7Error(f"cannot listen on {host}:{port} for the workers ({why}); choose "
+                           "another with --bind") from None  # fmt: skip
         runner.register_message(READY, inbox.on_ready)
         runner.register_message(CREATED, inbox.on_created)
         runner.register_message(STEP_DONE, inbox.on_step_done)
-        print(f"sv7 swarm: master listening on {host}:{port}; waiting for "
-              f"{self.swarm.expect_workers} worker(s)", flush=True)  # fmt: skip
+        how = ("workers must prove the swarm's secret: CURVE" if keys is not None
+               else "no secret: loopback only")  # fmt: skip
+        print(f"sv7 swarm: master listening on {host}:{port} ({how}); waiting for "
+              f"{swarm.expect_workers} worker(s)", flush=True)  # fmt: skip
         return runner
 
     def _await_workers(self, runner: MasterRunner) -> None:
@@ -223,11 +275,14 @@ class Master:
                 )
             self._sleep(POLL_S * 4)
         self.workers = [node.id for node in runner.clients.ready]
+        self.admitting = False
 
     def _set_up(self, runner: MasterRunner, inbox: _Inbox, targets: Any, url: str) -> None:
         setup = {"tag": self.tag.name, "target": url, "targets": targets_to_wire(targets),
                  "workload": self.swarm.workload, "mix": dict(self.config.mix),
-                 "batch_size": self.config.batch_size, "drain_s": DRAIN_S}  # fmt: skip
+                 "batch_size": self.config.batch_size, "drain_s": DRAIN_S,
+                 "users": self.swarm.users}  # fmt: skip
+        inbox.invited.update(self.workers)
         for worker in self.workers:
             runner.send_message(SETUP, setup, client_id=worker)
         deadline = time.monotonic() + SETUP_WAIT_S
@@ -246,9 +301,12 @@ class Master:
         if not self.workers:
             reasons = "; ".join(sorted({str(x["reason"]) for x in self.lost.values()}))
             raise Sv7Error(f"no worker could set up: {reasons}")
-        users = self.swarm.users * len(runner.clients.ready)
-        runner.start(users, spawn_rate=max(users, 1) * 10.0)
-        deadline = time.monotonic() + 10.0
+        inbox.members.update(self.workers)
+        # the cap of users on every worker; each activates what its share needs (spawned at the
+        # highest rate Locust accepts without a warning: 100 per worker and second)
+        workers = len(runner.clients.ready)
+        runner.start(self.swarm.users * workers, spawn_rate=100.0 * workers)
+        deadline = time.monotonic() + 10.0 + self.swarm.users / 100.0
         while runner.state != STATE_RUNNING and time.monotonic() < deadline:
             self._sleep(POLL_S)
 
@@ -269,138 +327,149 @@ class Master:
             runner.send_message(STEP, order.to_wire(), client_id=worker)
         wait = order.lead_s + order.warmup_s + order.duration_s + DRAIN_S + REPORT_MARGIN_S
         deadline = time.monotonic() + wait
-        while True:
-            reported = inbox.reports.get(index, {})
-            pending = [w for w in live if w not in reported]
-            for worker in pending:
-                why = self._gone(runner, worker) or (
-                    "no report in time" if time.monotonic() > deadline else None
-                )
-                if why is not None:
-                    node_host = inbox.ready.get(worker, {}).get("host")
-                    self.lost[worker] = {"worker": worker, "host": node_host, "when": "step",
-                                         "rate": rate, "reason": why}  # fmt: skip
-            if all(w in reported or w in self.lost for w in live):
-                return [w for w in live if w in reported]
-            try:
+        try:
+            while True:
+                reported = inbox.reports.get(index, {})
+                for worker in [w for w in live if w not in reported]:
+                    why = self._gone(runner, worker) or (
+                        "no report in time" if time.monotonic() > deadline else None
+                    )
+                    if why is not None:
+                        node_host = inbox.ready.get(worker, {}).get("host")
+                        self.lost[worker] = {"worker": worker, "host": node_host,
+                                             "when": "step", "rate": rate,
+                                             "reason": why}  # fmt: skip
+                if all(w in reported or w in self.lost for w in live):
+                    # a worker lost in the step (it quit after its report of a cut step, say)
+                    # is not in its figures: the step is marked as missing its calls
+                    return [w for w in live if w in reported and w not in self.lost]
                 self._sleep(POLL_S)
-            except Stopped:
-                for worker in live:
-                    runner.send_message(HALT, None, client_id=worker)
-                raise
+        except Stopped:
+            for worker in live:
+                runner.send_message(HALT, None, client_id=worker)
+            raise
 
-    def _sweep(self, runner: MasterRunner, inbox: _Inbox) -> dict[str, Any]:
+    def _sweep(self, runner: MasterRunner, inbox: _Inbox, writer: ResultWriter) -> None:
+        """The steps; the sweep's entry is written when they end, also when a stop ends them
+        (Stopped is raised again once the finished steps are in the file)."""
         config, swarm = self.config, self.swarm
         rates = swarm.rates
         settings = SweepConfig(
             slo_ms=config.slo_ms, max_rate=max(rates) if rates else config.max_rate,
             rates=rates, start_rate=min(10.0, config.max_rate), step_s=config.duration,
-            warmup_s=config.warmup, flavour="lean",
+            warmup_s=config.warmup, flavour=record.FLAVOUR,
         )  # fmt: skip
+        planned = sweep_rates(settings)
         steps: list[StepResult] = []
-        reporters: list[list[str]] = []
-        #: steps in which a worker was lost: their figures miss its calls, so they cannot
-        #: show the rate as sustained
-        incomplete: set[int] = set()
+        entries: list[dict[str, Any]] = []
+        incomplete: set[int] = set()  # steps that lost a worker: not the sustained rate
         stopped: str | None = None
-        for index, rate in enumerate(sweep_rates(settings)):
+        interrupted: Stopped | None = None
+        for index, rate in enumerate(planned):
             if not [w for w in self.workers if w not in self.lost]:
-                stopped = f"every worker was lost before the step at {rate:g}/s"
+                stopped = f"every worker was lost before the step at {summary.rate(rate)}"
                 break
-            print(f"sv7 swarm: step {index + 1} at {rate:g}/s", flush=True)
+            print(f"sv7 swarm: step {index + 1} of {len(planned)} at "
+                  f"{summary.rate(rate)}", flush=True)  # fmt: skip
             try:
                 reported = self._step(runner, inbox, index, rate)
-            except Stopped:  # the steps so far are written; run() then stops with cleanup
-                stopped = f"stopped during the step at {rate:g}/s"
+            except Stopped as exc:  # the steps so far are written; run() then cleans up
+                stopped = (f"interrupted ({signal.Signals(exc.signum).name}) during the step "
+                           f"at {summary.rate(rate)}")  # fmt: skip
+                interrupted = exc
                 break
             if not reported:
-                stopped = f"no worker reported the step at {rate:g}/s"
+                stopped = f"no worker reported the step at {summary.rate(rate)}"
                 break
-            step = merge_parallel([inbox.reports[index][w].step for w in reported], rate)
+            reports = [inbox.reports[index][w] for w in reported]
+            step = merge_parallel([r.step for r in reports], rate)
             steps.append(step)
-            reporters.append(reported)
-            if any(x.get("rate") == rate for x in self.lost.values()):
+            entry = finite({**step.to_dict(), **record.step_extras(step, reports)})
+            entry["lost_workers"] = sum(1 for x in self.lost.values() if x.get("rate") == rate)
+            entries.append(entry)
+            if entry["lost_workers"]:
                 incomplete.add(len(steps) - 1)
-            stopped = step_failure(step, config.slo_ms)
+            for line in summary.step_lines(index, entry, config.slo_ms):
+                print(f"sv7 swarm: {line}", flush=True)
+            stopped = self._stop_after(step, entry)
             if stopped is not None:
                 break
         result = SweepResult(
-            flavour="lean",
-            slo_ms=config.slo_ms,
-            connection_mode="persistent",
-            steps=tuple(steps),
+            flavour=record.FLAVOUR, slo_ms=config.slo_ms, connection_mode="persistent",
+            steps=tuple(steps), stopped=stopped,
             sustained_rate=sustained_rate(
-                [s for i, s in enumerate(steps) if i not in incomplete], config.slo_ms
-            ),
-            stopped=stopped,
-        )
-        entry = result.to_dict()
-        for i, (step_entry, step) in enumerate(zip(entry["steps"], result.steps, strict=True)):
-            step_entry.update(_step_extras(step, len(reporters[i])))
-            step_entry["lost_workers"] = sum(
-                1 for x in self.lost.values() if x.get("rate") == step.demanded_rate
-            )
-        if stopped is not None:
-            entry["stopped"] = stopped
-        entry["swarm"] = self._swarm_section(inbox, reporters)
-        figures: dict[str, Any] = finite(entry)
-        return figures
+                [s for i, s in enumerate(steps) if i not in incomplete], config.slo_ms),
+        )  # fmt: skip
+        sweep = {**result.to_dict(), "steps": entries, "interface": record.INTERFACE,
+                 "stopped": stopped, "swarm": self._swarm_section(inbox, entries)}  # fmt: skip
+        writer.append("sweeps", finite(sweep))
+        for line in summary.outcome_lines(sweep, record.run_section(self.tag, config, swarm)):
+            print(f"sv7 swarm: {line}", flush=True)
+        if interrupted is not None:
+            raise interrupted
 
-    def _swarm_section(self, inbox: _Inbox, reporters: list[list[str]]) -> dict[str, Any]:
+    def _stop_after(self, step: StepResult, entry: dict[str, Any]) -> str | None:
+        """Why the sweep ends after this step, or None: a clear failure, or the objective
+        broken where the suite's own limit bounded the step (higher rates would only be
+        bounded the more; said as the suite's limit, not the catalogue's)."""
+        slo = self.config.slo_ms
+        limit = record.suite_limit(entry)
+        if limit is not None and summary.problem(entry, slo) is not None:
+            return summary.bounded_text(step.demanded_rate)
+        failure = step_failure(step, slo)
+        if failure is not None:
+            reason = failure.partition(": ")[2]
+            return f"clear failure at {summary.rate(step.demanded_rate)}: {reason}"
+        return None
+
+    def _swarm_section(self, inbox: _Inbox, entries: list[dict[str, Any]]) -> dict[str, Any]:
         joined = [*self.workers, *(w for w in self.lost if w not in self.workers)]
         hosts = {inbox.ready.get(w, {}).get("host") or w.rsplit("_", 1)[0] for w in joined}
         per_worker = []
         for worker in joined:
-            steps = []
-            for index, reported in enumerate(reporters):
-                if worker in reported:
-                    report = inbox.reports[index][worker]
+            steps: list[dict[str, Any]] = []
+            for index in range(len(entries)):
+                report = inbox.reports.get(index, {}).get(worker)
+                if report is not None:
                     steps.append({"index": index, "rate": report.step.demanded_rate,
                                   "sent": report.step.sent, "cpu_percent": report.cpu_percent,
-                                  "users": report.users,
+                                  "users": report.users, "cap": report.cap,
+                                  "capped_s": report.capped_s,
                                   "histogram": report.step.corrected.encode()})  # fmt: skip
             info = inbox.ready.get(worker, {})
             per_worker.append({"id": worker, "host": info.get("host"), "pid": info.get("pid"),
+                               "users": max((s["users"] for s in steps), default=0),
                                "steps": steps})  # fmt: skip
         return {
-            "version": SWARM_VERSION,
+            "version": record.SWARM_VERSION,
             "workload": self.swarm.workload,
             "workers": len(joined),
             "hosts": len(hosts),
-            "users_per_worker": self.swarm.users,
+            "users_cap_per_worker": self.swarm.users,
             "engine": "locust",
+            "authenticated": self.swarm.secret is not None,
             "lost": list(self.lost.values()),
             "created": inbox.created,
             "per_worker": per_worker,
         }
 
 
-def _step_extras(step: StepResult, workers: int) -> dict[str, Any]:
-    """What a swarm step adds to a sweep step: workers, per-op figures, the scheduler's
-    lateness and the merged histograms themselves (so another tool can merge them again)."""
-    return {
-        "workers": workers,
-        "lateness_ms": step.lateness.summary(),
-        "histograms": {"corrected": step.corrected.encode(),
-                       "uncorrected": step.uncorrected.encode()},
-        "ops": {name: {"count": op.count, "ok": op.ok, "success_rate": op.success_rate,
-                       "errors": dict(op.errors), "latency_ms": op.latency.summary()}
-                for name, op in sorted(step.ops.items())},
-    }  # fmt: skip
+class _NoSpawnRateWarning(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Your selected spawn rate is very high")
 
 
-def _lost_note(lost: dict[str, Any]) -> str:
-    where = f" on {lost['host']}" if lost.get("host") else ""
-    if lost["when"] == "setup":
-        return f"worker {lost['worker']}{where} did not set up: {lost['reason']}"
-    return (f"worker {lost['worker']}{where} was lost during the step at {lost['rate']:g}/s "
-            f"({lost['reason']}); its calls of that step are not in the figures")  # fmt: skip
+#: How long the master's sockets may take to hand the workers their "quit" when they close.
+QUIT_LINGER_MS = 1000
 
 
 def _quit(runner: MasterRunner) -> None:
-    """Tell every worker to stop its step and quit, then close the master's sockets."""
-    try:
+    """Tell every worker to stop its step and quit, then stop Locust's greenlets and close the
+    master's socket. Not Locust's ``quit()``: it waits half a second for final statistics
+    (the swarm has none) and for each greenlet to die, seconds a stop cannot spare."""
+    with contextlib.suppress(Exception):  # a broken connection must not keep the cleanup
         runner.send_message(HALT, None)
-        runner.quit()
-    except Exception:  # a broken connection must not keep the cleanup from running
-        pass
+        runner.send_message("quit", None)  # Locust's own: each worker stops and exits
+    runner.greenlet.kill(block=False)
+    with contextlib.suppress(Exception):
+        runner.server.close(linger=QUIT_LINGER_MS)  # type: ignore[no-untyped-call]

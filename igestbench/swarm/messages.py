@@ -6,7 +6,8 @@ master's merge is tested in-process). Nothing in a message is a secret: the mast
 credentials, each worker reads its own (``SV7_*``, ``sv7.toml``).
 
 Master → worker: ``sv7-setup`` (the run tag, the target's service URL, the Datafiles to look up,
-the workload), ``sv7-step`` (:class:`StepOrder`), ``sv7-halt`` (stop the running step now).
+the workload, the cap of users per worker), ``sv7-step`` (:class:`StepOrder`), ``sv7-halt``
+(stop the running step now).
 Worker → master: ``sv7-ready`` (set up, or why not), ``sv7-created`` (ids of objects it created,
 journaled by the master as they come), ``sv7-step-done`` (:class:`StepReport`: the step's
 histograms, corrected and uncorrected, counts and errors by cause).
@@ -120,17 +121,23 @@ class StepReport:
     #: CPU of the worker process over the step, % of one core (over 90: the worker was the
     #: bottleneck, not the catalogue).
     cpu_percent: float
-    #: Locust users (each one client, one connection) that took slots in this step.
+    #: Users (each one client, one connection, one session) that took slots by the step's end,
+    #: as the worker sized them (igestbench.swarm.sizing), and the most it may use (--users).
     users: int
+    cap: int
+    #: Seconds of the measured step in which slots waited because every user the cap allows
+    #: was busy: the suite's limit, not the catalogue's (0: the cap did not bound the step).
+    capped_s: float = 0.0
 
     def to_wire(self) -> dict[str, Any]:
         return {"index": self.index, "step": step_to_wire(self.step),
-                "cpu_percent": self.cpu_percent, "users": self.users}  # fmt: skip
+                "cpu_percent": self.cpu_percent, "users": self.users, "cap": self.cap,
+                "capped_s": self.capped_s}  # fmt: skip
 
     @classmethod
     def from_wire(cls, data: Mapping[str, Any]) -> StepReport:
         return cls(int(data["index"]), step_from_wire(data["step"]), float(data["cpu_percent"]),
-                   int(data["users"]))  # fmt: skip
+                   int(data["users"]), int(data["cap"]), float(data["capped_s"]))  # fmt: skip
 
 
 def merge_parallel(parts: Sequence[StepResult], demanded_rate: float) -> StepResult:

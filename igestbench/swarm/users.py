@@ -1,9 +1,12 @@
 """The Locust users of a swarm worker: each one client, taking slots of the open-loop schedule.
 
-A worker's users share one :class:`WorkerState`. While a step runs, each user takes the next
-slot from the step's shared counter (:class:`~igestbench.measure.schedule.StepSchedule`, the same
-schedule ``sv7 run``'s sweep uses), sleeps until the slot's intended time, makes the call with its
-own client and records intended, sent and done times. Between steps the users wait. They never
+A worker's users share one :class:`WorkerState`. The master has Locust spawn ``--users`` (the
+cap) of them on each worker; only those the worker's :class:`~igestbench.swarm.sizing.Sizer`
+made active take slots (Little's law and the schedule decide how many), the others wait. An
+active user logs in first (untimed), then, while a step runs, takes the next slot from the
+step's shared counter (:class:`~igestbench.measure.schedule.StepSchedule`, the same schedule
+``sv7 run``'s sweep uses), sleeps until the slot's intended time, makes the call with its own
+client and records intended, sent and done times. Between steps the users wait. They never
 fire Locust's request events: Locust's statistics stay empty, our histograms are the figures.
 
 This module imports Locust, hence gevent's monkey-patching: only ``sv7 swarm`` imports it.
@@ -26,6 +29,7 @@ from igestbench.measure.schedule import (
     StepSchedule,
     classify_failure,
 )
+from igestbench.swarm.sizing import DEFAULT_CAP, Sizer
 
 __all__ = ["SwarmUser", "WorkerState"]
 
@@ -46,6 +50,10 @@ class WorkerState:
         self.running = threading.Event()
         self.ids = itertools.count()
         self.clock = time.perf_counter_ns
+        #: How many users take slots (the master's setup sets the cap).
+        self.sizer = Sizer(DEFAULT_CAP)
+        #: The running step's next slot no user has taken yet.
+        self.taken = 0
 
 
 class SwarmUser(User):
@@ -62,6 +70,9 @@ class SwarmUser(User):
         state = self.state
         self.k = next(state.ids) if state is not None else -1
         self.catalogue: Catalogue | None = None
+        self.logged_in = False
+        if state is not None:
+            state.sizer.spawned += 1
 
     def on_stop(self) -> None:
         self._close()
@@ -72,21 +83,39 @@ class SwarmUser(User):
             with contextlib.suppress(Exception):  # a failure to close changes nothing measured
                 catalogue.close()
 
+    def _log_in(self, factory: ClientFactory) -> None:
+        """Once, when made active: the session before the first slot, untimed. A failure is
+        left to the first call, which tries again and counts it (no retry loop on a server
+        that refuses)."""
+        self.logged_in = True
+        with contextlib.suppress(Exception):
+            self.catalogue = factory()
+
     @task
     def take_slot(self) -> None:
         state = self.state
-        step = state.step if state is not None else None
-        if state is None or state.factory is None or step is None or step.halt.is_set():
-            if state is not None:
-                state.running.wait(IDLE_WAIT_S)
-            else:
-                time.sleep(IDLE_WAIT_S)
+        if state is None:
+            time.sleep(IDLE_WAIT_S)
+            return
+        sizer = state.sizer
+        if state.factory is None or self.k >= sizer.active:
+            sizer.grown.wait(IDLE_WAIT_S)  # not (yet) one of the users that take slots
+            return
+        if not self.logged_in:
+            self._log_in(state.factory)
+            sizer.ready += 1
+            return
+        step = state.step
+        if step is None or step.halt.is_set():
+            state.running.wait(IDLE_WAIT_S)
             return
         k = self.k
         while len(step.calls) <= k:  # users may join while a step runs (Locust rebalances)
             step.calls.append([])
             step.in_flight.append(None)
         i = next(step.slots)
+        if state.step is step:
+            state.taken = max(state.taken, i + 1)
         offset = round(i * step.period_ns)
         if offset >= step.total_ns:  # this step's slots are all taken: wait for the next one
             step.halt.wait()
@@ -107,5 +136,7 @@ class SwarmUser(User):
             op(self.catalogue)
         except Exception as exc:  # every failure is a counted outcome, never a dead user
             cause = classify_failure(exc)
-        step.calls[k].append((name, t0 + offset, sent, clock(), cause))
+        done = clock()
+        step.calls[k].append((name, t0 + offset, sent, done, cause))
         step.in_flight[k] = None
+        state.sizer.observe((done - sent) / 1e9)

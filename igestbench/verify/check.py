@@ -10,7 +10,12 @@ later whose REST API does not answer is CRITICAL (``rest-missing``), as any fail
 
 Exit status: 0 OK, 1 WARNING (only checks marked ``severity="warning"`` failed, e.g. a
 self-signed certificate the probe was told to trust), 2 CRITICAL (any other check failed),
-3 UNKNOWN (the probe itself could not run: bad options, no target, a crash).
+3 UNKNOWN (the probe itself could not run: bad options, no target, no login, a crash).
+
+A probe that never logged in has not checked the service: without an account it is UNKNOWN
+("no login configured: set SV7_USER …"), before anything is sent. ``--no-login`` asks for a
+connectivity-only probe (connectivity, TLS, the WSDL, REST's version) explicitly; its OK says
+``no login (--no-login)``.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from igestbench.errors import Sv7Error
+from igestbench.icat.credentials import Logins
 from igestbench.verify.options import Account, VerifyOptions, add_arguments, options_from
 from igestbench.verify.runner import VerificationResult, run_verification
 
@@ -46,8 +52,14 @@ def _line(code: int, text: str, facts: Mapping[str, Any]) -> str:
     return f"ICAT {STATUS_NAMES[code]} - {text}" + (f" | {data}" if data else "")
 
 
-def evaluate(result: VerificationResult) -> tuple[int, str]:
-    """Exit code and status line for the checks of one probe."""
+#: Why a probe without an account is UNKNOWN, and what to do.
+NO_LOGIN = ("no login configured: set SV7_USER (with SV7_AUTH, SV7_PASSWORD) or [credentials] "
+            "in sv7.toml, or ask for a connectivity-only probe with --no-login")
+
+
+def evaluate(result: VerificationResult, no_login: bool = False) -> tuple[int, str]:
+    """Exit code and status line for the checks of one probe (``no_login``: a connectivity-
+    only probe was asked for)."""
     ran = [c for c in result.checks if c.outcome != "skipped"]
     if not ran:
         return UNKNOWN, _line(UNKNOWN, "no check could run", result.facts)
@@ -58,7 +70,9 @@ def evaluate(result: VerificationResult) -> tuple[int, str]:
         more = f" (+{len(failed) - 1} more failed)" if len(failed) > 1 else ""
         return code, _line(code, f"{worst.cause}: {worst.explanation}{more}", result.facts)
     logins = [c for c in ran if c.part == "session"]
-    session = "login ok" if logins else "no login configured"
+    if not logins and not no_login:  # nothing logged in: the service was not checked
+        return UNKNOWN, _line(UNKNOWN, NO_LOGIN, result.facts)
+    session = "login ok" if logins else "no login (--no-login)"
     version = result.api_version or "version unknown"
     return OK, _line(OK, f"{version}, {session}{_rest_status(result)}", result.facts)
 
@@ -79,8 +93,11 @@ def run_check(
     ca_file: Path | None,
     insecure: bool,
     credentials: Sequence[Account],
+    no_login: bool = False,
 ) -> tuple[int, str]:
-    """Probe ``target``; (exit code, status line). Never raises: a failing probe is UNKNOWN."""
+    """Probe ``target``; (exit code, status line). Never raises: a failing probe is UNKNOWN.
+    Without ``credentials`` the probe is UNKNOWN unless ``no_login`` asks for a
+    connectivity-only one."""
     options = VerifyOptions(
         target=target,
         timeout=timeout,
@@ -90,34 +107,45 @@ def run_check(
         parts=CHECK_PARTS,
         read_only=True,
     )
-    return probe(options)
+    return probe(options, no_login)
 
 
-def probe(options: VerifyOptions) -> tuple[int, str]:
+def probe(options: VerifyOptions, no_login: bool = False) -> tuple[int, str]:
     if not options.target:
         return UNKNOWN, _line(UNKNOWN, "no --target given", {})
+    if not options.accounts and not no_login:
+        return UNKNOWN, _line(UNKNOWN, NO_LOGIN, {})
+    if no_login:
+        options = dataclasses.replace(options, accounts=())
     try:
         result = run_verification(options, quiet=True)
     except Sv7Error as exc:
         return UNKNOWN, _line(UNKNOWN, str(exc), {})
     except Exception as exc:  # a monitoring probe must answer UNKNOWN, never a traceback
         return UNKNOWN, _line(UNKNOWN, f"probe failed: {type(exc).__name__}: {exc}", {})
-    return evaluate(result)
+    return evaluate(result, no_login)
 
 
 def add_check_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``sv7 check`` (the same definitions as ``sv7 run`` and sv_tests use)."""
+    """The options of ``sv7 check`` (the same definitions as ``sv7 run`` and sv_tests use,
+    and ``--no-login``, the probe's own)."""
     add_arguments(parser, for_check=True)
+    parser.add_argument("--no-login", action="store_true",
+                        help="a connectivity-only probe: no account is asked for or used (OK "
+                        "then says 'no login (--no-login)'); without it and without an "
+                        "account the probe is UNKNOWN")
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     """``sv7 check``: print one status line, return the Nagios exit code."""
     from igestbench.config import load_logins
 
+    no_login = bool(getattr(args, "no_login", False))
     try:
         # the accounts as every sv7 command resolves them: the default one (SV7_AUTH/SV7_USER/
-        # SV7_PASSWORD, sv7.toml [credentials], a prompt at a terminal) and roles on top
-        logins = load_logins(
+        # SV7_PASSWORD, sv7.toml [credentials], a prompt at a terminal) and roles on top;
+        # none asked for with --no-login
+        logins = Logins() if no_login else load_logins(
             args.account,
             args.credentials,
             args.config,
@@ -129,7 +157,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         code, line = UNKNOWN, _line(UNKNOWN, str(exc), {})
     else:
         code, line = probe(
-            dataclasses.replace(options, parts=CHECK_PARTS, read_only=True, debug=False)
+            dataclasses.replace(options, parts=CHECK_PARTS, read_only=True, debug=False),
+            no_login,
         )
     print(line, flush=True)
     return code

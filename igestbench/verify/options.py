@@ -110,7 +110,8 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         ("--timeout",),
-        {"default": "10", "metavar": "S", "help": "network timeout (default 10)"},
+        {"default": "10", "metavar": "S",
+         "help": "the longest one call may take, the whole answer included (default 10)"},
     ),
     Option(
         ("--account",),

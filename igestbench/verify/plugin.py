@@ -42,6 +42,12 @@ from igestbench.verify.rawsoap import RawSoap
 OPTIONS_KEY = pytest.StashKey[VerifyOptions]()
 VERSION_KEY = pytest.StashKey[str | None]()
 VERSION_ERROR_KEY = pytest.StashKey[str]()
+#: The check whose exchange ran out of --timeout where the basics are checked (BASIC_PARTS).
+TIMED_OUT_KEY = pytest.StashKey[str]()
+#: Parts without which nothing else can work: a target too slow for them (a check ran out of
+#: --timeout) is not asked again, each later check would only wait as long for the same
+#: verdict (a trickling server made sv7 check --timeout 5 take 70 s).
+BASIC_PARTS = frozenset({"connectivity", "tls", "soap", "session"})
 #: Prefix of the user properties that carry facts for scoring and perfdata.
 FACT_PREFIX = "sv7:"
 _VERSION_SPEC = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(\d+(?:\.\d+)*)\s*$")
@@ -135,6 +141,8 @@ class Recorder:
         elif report.failed:
             entry.outcome = "failed" if call.when == "call" else "error"
             entry.diagnosis = diagnose(excinfo.value)
+            if entry.diagnosis.cause == "timeout" and entry.part in BASIC_PARTS:
+                item.config.stash.setdefault(TIMED_OUT_KEY, key)
             if not item.config.stash[OPTIONS_KEY].debug:
                 report.longrepr = entry.diagnosis.line()
         return report
@@ -303,6 +311,11 @@ def version_satisfies(version: str, spec: str) -> bool:
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    stash, timeout = item.config.stash, item.config.stash[OPTIONS_KEY].timeout
+    timed_out = stash.get(TIMED_OUT_KEY, None)
+    if timed_out is not None:
+        pytest.skip(f"not attempted: {timed_out} got no complete answer within --timeout "
+                    f"({timeout:g} s); the target is not asked again")  # fmt: skip
     marker = item.get_closest_marker("icat_version")
     version = item.config.stash[VERSION_KEY]
     # an unknown version gates nothing: the check itself then shows why the server is unreachable

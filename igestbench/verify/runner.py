@@ -52,6 +52,21 @@ class VerificationResult:
         }
 
 
+class _Interrupt:
+    """A pytest plugin that keeps the ``KeyboardInterrupt`` pytest caught, to raise it again."""
+
+    def __init__(self) -> None:
+        self.caught: KeyboardInterrupt | None = None
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        # not pytest's own Interrupted (a KeyboardInterrupt too), which ends a session whose
+        # checks could not be collected: that is a result (checks-not-run), not a stop
+        value = excinfo.value
+        own = isinstance(value, pytest.Session.Interrupted)
+        if isinstance(value, KeyboardInterrupt) and not own:
+            self.caught = value
+
+
 def pytest_arguments(options: VerifyOptions, quiet: bool, sv_tests: Path) -> list[str]:
     """pytest's arguments; the options themselves reach the plugin through the Recorder."""
     args = [str(sv_tests), "-o", "addopts=", "-p", "no:cacheprovider", "--strict-markers"]
@@ -72,13 +87,18 @@ def run_verification(
     if not sv_tests.is_dir():
         raise UsageError(f"the service checks are not at {sv_tests}: run from a source checkout")
     recorder = Recorder(options)
+    interrupt = _Interrupt()
     args = pytest_arguments(options, quiet, sv_tests)
     sink = io.StringIO()
     with contextlib.ExitStack() as stack:
         if quiet:
             stack.enter_context(contextlib.redirect_stdout(sink))
             stack.enter_context(contextlib.redirect_stderr(sink))
-        status = pytest.main(args, plugins=[recorder])
+        status = pytest.main(args, plugins=[recorder, interrupt])
+    if interrupt.caught is not None:
+        # pytest turned a stop (Ctrl-C, or a signal stopping.py raises as one) into an exit
+        # status; the checks did not end, and whoever ran them must stop too
+        raise interrupt.caught
     if status in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
         # pytest printed why (to the sink when quiet): pass its last words on
         said = [line for line in sink.getvalue().splitlines() if line.strip()][-1:]

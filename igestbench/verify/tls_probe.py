@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import datetime as dt
 import ipaddress
-import socket
 import ssl
 from pathlib import Path
 
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 
+from igestbench.client.deadline import bound_tls, create_connection
 from igestbench.client.transport import TransportCause, TransportFailure, transport_errors
 from igestbench.icat.endpoint import Endpoint
 
@@ -25,9 +25,9 @@ from igestbench.icat.endpoint import Endpoint
 def handshake(endpoint: Endpoint, context: ssl.SSLContext, timeout: float) -> bytes:
     """The DER certificate the server presents, after a handshake under ``context``."""
     with (
-        transport_errors(endpoint.service_url),
-        socket.create_connection((endpoint.host, endpoint.port), timeout=timeout) as raw,
-        context.wrap_socket(raw, server_hostname=endpoint.host) as tls,
+        transport_errors(endpoint.service_url, timeout=timeout),  # the whole handshake
+        create_connection((endpoint.host, endpoint.port), timeout=timeout) as raw,
+        bound_tls(context).wrap_socket(raw, server_hostname=endpoint.host) as tls,
     ):
         der = tls.getpeercert(binary_form=True)
     if der is None:  # only without a handshake, which wrap_socket has done

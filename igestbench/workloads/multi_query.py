@@ -1,8 +1,9 @@
 """Workload 4: one query that returns many results, whole and LIMIT-paged.
 
-Where the client can hand over the raw answer before decoding it (:class:`RawSearch`), the time
-on the server and the wire and the time spent decoding on the client are recorded apart
-(``multi-query/fetch``, ``multi-query/decode``); otherwise only ``multi-query/search``.
+Each search is timed whole (``multi-query/whole``, ``multi-query/paged``) and in its steps: where
+the client can hand over the raw answer before decoding it (:class:`RawSearch`), the time on the
+server and the wire and the time spent decoding on the client are recorded apart
+(``…/fetch``, ``…/decode``); otherwise ``…/search``.
 """
 
 from __future__ import annotations
@@ -25,14 +26,17 @@ class RawSearch(Protocol):
 
 
 def _search(ctx: WorkloadContext, query: Query, op: str) -> list[Any]:
+    """One search, timed whole (``multi-query/<op>``: what the client's user waits for) and in
+    its steps (fetch and decode, or search where the client cannot split them)."""
     catalogue = ctx.catalogue
-    if isinstance(catalogue, RawSearch):
-        with ctx.timer.measure(f"{NAME}/{op}/fetch"):
-            raw = catalogue.search_raw(query)
-        with ctx.timer.measure(f"{NAME}/{op}/decode"):
-            return catalogue.decode_search(raw)
-    with ctx.timer.measure(f"{NAME}/{op}/search"):
-        return catalogue.search(query)
+    with ctx.timer.measure(f"{NAME}/{op}") as call:
+        if isinstance(catalogue, RawSearch):
+            with call.step("fetch"):
+                raw = catalogue.search_raw(query)
+            with call.step("decode"):
+                return catalogue.decode_search(raw)
+        with call.step("search"):
+            return catalogue.search(query)
 
 
 def run_multi_query(

@@ -1,47 +1,106 @@
-"""Cleanup: delete what a journal lists — only what still belongs to the run, on the server.
+"""Cleanup: delete what the server proves to be the run's — and nothing else.
 
-An id alone proves nothing: a journal applied to another catalogue (a typo in the URL is
-enough), or an id that someone else's object took over, would delete a partner's data. So
-before deleting, :func:`cleanup` asks the server which of the journaled objects still hang below
-one of the run's own Facilities (or, for an entity with no way up to a Facility, carry the run
-tag in their name): one search per entity type and batch of ids (an id range joined to the
-Facility name, its answer intersected with the journal), never one call per object. Those are
-deleted, newest first, in deleteMany batches; the others are reported as foreign and left alone,
-or counted as already gone.
+Neither an id nor a line of a file proves anything: a journal applied to another catalogue, an id
+someone else's object took over, a copied or edited journal would delete a partner's data. So
+:func:`cleanup` trusts the journal only for three facts, and checks each before the first
+request or against the server:
 
-A create can reach the catalogue while its id never comes back (a stop between the request and
-the answer). Such an object is not in the journal, but it still hangs below the run's Facility,
-whose name the journal holds; so afterwards :func:`cleanup` deletes the run's Facilities that
-are still there, by their exact names (ICAT cascades to everything below). The names are the
-run's own tags — timestamp and random token — so never a partner's.
+* the **run tag** must be exactly the form sv7 writes (:mod:`.run_tag`), else nothing happens;
+* the **account** that created the run's objects must be the one cleaning up (getUserName);
+* the **window** of the run, on the server's clock (:mod:`.run_window`).
+
+Then it asks the server. The run's *roots* are the Facilities named after the run tag (the tag,
+or the tag and a suffix) and the objects that name it without a Facility above them (a Rule's
+query, a Grouping's name), each kept only if it was created by the account within the window.
+Everything a delete of a root would cascade to is surveyed with aggregate queries
+(:mod:`.survey`); anything created by someone else, outside the window, or hanging below another
+Facility is *foreign*: reported, counted and kept, with every object of the run above it. The rest
+is deleted top-down by cascade in bounded deleteMany calls (:mod:`.tree_delete`) — also what the
+journal never saw (a create cut off by a stop still hangs below the run's Facility).
+
+The journal's own lines are checked too, in batches (an id range or an IN list per query, never a
+call per object): a journaled object that exists outside the run's tree is reported as foreign and
+left alone; one that is gone is counted. ``sv7 cleanup`` records this check and its window in the
+journal, so that a cleanup stopped hard (kill -9) resumes without redoing it, with only what is
+left to survey and delete.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
-from functools import cache
+import datetime as dt
+import time
+from array import array
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from igestbench.client.base import Catalogue
+from igestbench.client.transport import profile_for_version
+from igestbench.errors import Sv7Error
 from igestbench.icat.beans import Bean
-from igestbench.icat.faults import IcatNoSuchObject
 from igestbench.icat.query import Condition, Query
-from igestbench.icat.schema import Profile, RelType, get_profile
+from igestbench.icat.schema import Profile
+from igestbench.workloads.cascade import path_key, primary_path
 from igestbench.workloads.journal import Journal
+from igestbench.workloads.run_tag import RunTag, like_containing, like_prefix
+from igestbench.workloads.run_window import RunWindow
+from igestbench.workloads.survey import (
+    PAGE,
+    WHY_ACCOUNT,
+    WHY_AFTER,
+    WHY_BEFORE,
+    WHY_ELSEWHERE,
+    Survey,
+    survey,
+)
+from igestbench.workloads.tree_delete import CleanupProgress, NoProgress, TreeDeleter, delete_batch
 
-#: journaled ids per ownership search: far fewer calls than deletes
+#: Journaled ids per IN list; runs of consecutive ids at least :data:`RANGE_MIN` long are asked
+#: for as one id range instead (a createMany batch usually is one).
 CHECK_BATCH = 1000
+RANGE_MIN = 32
+#: Deletes by id (the benchmark's baseline, delete_in_batches).
 DELETE_BATCH = 200
+#: Entities with no way up to a Facility that a run creates, with the field naming the run:
+#: a Rule's query names the run's Facility (the scale part's membership rules); a Grouping's or
+#: a User's name begins with the tag.
+TAGGED: Mapping[str, str] = {"Rule": "what", "Grouping": "name", "User": "name"}
+WHY_UNTAGGED = "does not name the run (no Facility of the run above it, no run tag in it)"
+WHY_UNKNOWN = "not an entity of this catalogue"
+#: Foreign objects listed in a journal's record of its verification (the count is kept whole).
+RECORDED_FOREIGN = 1000
+
+
+class ForeignAccount(Sv7Error):
+    """The journal's objects were created by another account than the one cleaning up."""
 
 
 @dataclass(frozen=True)
 class CleanupReport:
+    """What a cleanup did, and what it left alone and why."""
+
+    #: objects deleted (below the run's roots, counted on the server, cascades included)
     deleted: int
+    #: journaled objects that were no longer on the server when the cleanup began
     already_gone: int
-    #: run Facilities deleted by name, found after the journaled objects (ids lost in a create)
+    #: of ``deleted``, objects the journal did not list (a create whose answer never came)
     by_name: int = 0
-    #: journaled (entity, id) that exist but no longer belong to the run: left alone
+    #: objects that are not the run's, found in the journal or below the run's roots: kept
     foreign: tuple[tuple[str, int], ...] = ()
+    #: Facility names the journal lists that are not the run tag's: ignored
+    refused_names: tuple[str, ...] = ()
+    #: the run's own objects kept because something foreign hangs below them
+    kept: int = 0
+    #: why the foreign objects are foreign, with how many for each reason
+    reasons: tuple[tuple[str, int], ...] = ()
+    #: Facilities of the run whose trees were deleted
+    facilities: int = 0
+
+    @property
+    def complete(self) -> bool:
+        """Nothing foreign in sight and nothing of the run kept."""
+        return not self.foreign and not self.refused_names and not self.kept
 
     def describe_foreign(self, most: int = 5) -> str:
         """``Facility 3, Investigation 7 (and 4 more)``."""
@@ -49,135 +108,260 @@ class CleanupReport:
         more = len(self.foreign) - most
         return shown + (f" (and {more} more)" if more > 0 else "")
 
+    def describe_reasons(self) -> str:
+        return "; ".join(f"{why}: {n}" for why, n in self.reasons)
 
-@cache
-def facility_path(entity: str, profile_name: str = "6.2") -> str | None:
-    """The shortest path of required many-to-one relations from ``entity`` to its Facility.
 
-    ``Datafile`` → ``dataset.investigation.facility``; ``Facility`` → ``""``; None when there
-    is no such path (or the entity is unknown).
-    """
-    profile: Profile = get_profile(profile_name)
-    if entity == "Facility":
-        return ""
-    if entity not in profile.entities:
+@dataclass
+class _Roots:
+    """The run's roots on the server, and what bore the run's name without being the run's."""
+
+    ids: dict[str, list[int]] = field(default_factory=dict)
+    foreign: dict[tuple[str, int], str] = field(default_factory=dict)
+
+
+def _why_not(bean: Bean, account: str, window: RunWindow) -> str | None:
+    if bean.values.get("createId") != account:
+        return WHY_ACCOUNT
+    when = bean.values.get("createTime")
+    if when in window:
         return None
-    paths = {entity: ""}
-    frontier = [entity]
-    while frontier:
-        following: list[str] = []
-        for name in frontier:
-            for rel in profile.entity(name).ones:
-                if not rel.not_null or rel.type in paths:
-                    continue
-                path = f"{paths[name]}.{rel.name}".lstrip(".")
-                if rel.type == "Facility":
-                    return path
-                paths[rel.type] = path
-                following.append(rel.type)
-        frontier = following
-    return None
+    if isinstance(when, dt.datetime) and when.replace(tzinfo=when.tzinfo or dt.UTC) > window.end:
+        return WHY_AFTER
+    return WHY_BEFORE
 
 
-def _ownership(entity: str, run: str | None, facilities: Sequence[str]) -> dict[str, Condition]:
-    """Conditions that hold for an object of the run; empty when nothing can prove it."""
-    path = facility_path(entity)
-    if path is not None and facilities:
-        key = f"{path}.name" if path else "name"
-        return {key: Condition("IN", list(facilities))}
-    profile = get_profile()
-    tag = run or (min(facilities, key=len) if facilities else None)
-    if tag is None or entity not in profile.entities:
-        return {}
-    model = profile.entity(entity)
-    if not model.has_field("name") or model.field("name").rel is not RelType.ATTRIBUTE:
-        return {}
-    # a run tag is letters, digits and "-" only (RunTag.name): no LIKE wildcard in it
-    return {"name": Condition("LIKE", tag + "%")}
+def _search_all(catalogue: Catalogue, query: Query) -> list[Any]:
+    found: list[Any] = []
+    while True:
+        page = catalogue.search(query.limit(len(found), PAGE))
+        found += page
+        if len(page) < PAGE:
+            return found
 
 
-def _found(catalogue: Catalogue, entity: str, ids: Sequence[int]) -> set[int]:
-    """Which of ``ids`` exist (whoever's they are)."""
-    found: set[int] = set()
-    for start in range(0, len(ids), CHECK_BATCH):
-        chunk = list(ids[start : start + CHECK_BATCH])
-        query = Query(entity).select("id").where({"id": Condition("IN", chunk)})
-        found.update(int(i) for i in catalogue.search(query))
+def _named(catalogue: Catalogue, tag: RunTag) -> list[Bean]:
+    """The Facilities named after the run tag — the tag, or tag-suffix — whoever made them."""
+    exact = catalogue.search(Query("Facility").where(name=Condition("=", tag.name)))
+    below = _search_all(catalogue, Query("Facility").where(name=like_prefix(tag.name + "-"))
+                        .order_by("id"))  # fmt: skip
+    # LIKE is case-insensitive on most databases: the exact form is checked here
+    return [f for f in [*exact, *below] if tag.owns_name(str(f.values.get("name")))]
+
+
+def _names_run(value: str, field_name: str, tag: RunTag) -> bool:
+    """Whether ``value`` names the run: a query (``what``) that contains its tag, a name that
+    begins with it (LIKE matched case-insensitively: the exact form is checked here)."""
+    return tag.name in value if field_name == "what" else value.startswith(tag.name)
+
+
+def _tagged(catalogue: Catalogue, profile: Profile, tag: RunTag) -> dict[str, list[Bean]]:
+    """The objects without a Facility that name the run (:data:`TAGGED`)."""
+    found: dict[str, list[Bean]] = {}
+    for entity, name in TAGGED.items():
+        if entity not in profile.entities:
+            continue
+        match = like_containing(tag.name) if name == "what" else like_prefix(tag.name)
+        beans = _search_all(catalogue, Query(entity).where({name: match}).order_by("id"))
+        found[entity] = [b for b in beans if _names_run(str(b.values.get(name)), name, tag)]
     return found
 
 
-def _owned(
-    catalogue: Catalogue, entity: str, ids: Sequence[int], conditions: dict[str, Condition]
-) -> set[int]:
-    """Which of ``ids`` exist and meet the run's ``conditions``.
+def find_roots(
+    catalogue: Catalogue, profile: Profile, tag: RunTag, account: str, window: RunWindow
+) -> _Roots:
+    """The run's roots: named after the run, created by ``account`` within ``window``."""
+    roots = _Roots()
+    found = {"Facility": _named(catalogue, tag), **_tagged(catalogue, profile, tag)}
+    for entity, beans in found.items():
+        mine = roots.ids.setdefault(entity, [])
+        for bean in beans:
+            obj_id = int(bean.id or 0)
+            why = _why_not(bean, account, window)
+            if why is None:
+                mine.append(obj_id)
+            else:
+                roots.foreign[(entity, obj_id)] = why
+    return roots
 
-    Asked by id range (``BETWEEN`` the lowest and highest of :data:`CHECK_BATCH` sorted ids),
-    not by an IN list: a long IN list costs a server far more to parse than a range, and the
-    answer is intersected with the journal, so an id of the range that the run did not journal
-    never counts. The conditions keep the answer to the run's own objects, so a range over a
-    busy catalogue returns no more than the run created there.
+
+def _id_chunks(ids: Sequence[int]) -> Iterator[tuple[Condition, int]]:
+    """Conditions on ``id`` covering exactly ``ids`` (sorted, unique): ranges for long runs of
+    consecutive ids, IN lists of :data:`CHECK_BATCH` for the rest; with how many ids each."""
+    loose: list[int] = []
+    start = 0
+    while start < len(ids):
+        end = start
+        while end + 1 < len(ids) and ids[end + 1] == ids[end] + 1:
+            end += 1
+        if end - start + 1 >= RANGE_MIN:
+            yield Condition("BETWEEN", (ids[start], ids[end])), end - start + 1
+        else:
+            loose += ids[start : end + 1]
+        start = end + 1
+    for at in range(0, len(loose), CHECK_BATCH):
+        chunk = loose[at : at + CHECK_BATCH]
+        yield Condition("IN", chunk), len(chunk)
+
+
+@dataclass
+class _JournalCheck:
+    """What the journal's own lines come to on the server."""
+
+    foreign: dict[tuple[str, int], str] = field(default_factory=dict)
+    journaled: int = 0
+    existing: int = 0
+
+    def record(self) -> dict[str, Any]:
+        listed = [[e, i, why] for (e, i), why in list(self.foreign.items())[:RECORDED_FOREIGN]]
+        return {"foreign": listed, "foreign_count": len(self.foreign),
+                "journaled": self.journaled, "existing": self.existing}  # fmt: skip
+
+    @classmethod
+    def recorded(cls, data: Mapping[str, Any]) -> _JournalCheck:
+        check = cls(journaled=int(data.get("journaled", 0)), existing=int(data.get("existing", 0)))
+        for entity, obj_id, why in data.get("foreign", []):
+            check.foreign[(str(entity), int(obj_id))] = str(why)
+        return check
+
+
+def check_journal(
+    catalogue: Catalogue, profile: Profile, journal: Journal, roots: _Roots
+) -> _JournalCheck:
+    """Which journaled objects exist, and which of those are outside the run's roots' reach."""
+    check = _JournalCheck()
+    facilities = roots.ids.get("Facility", [])
+    owned = set(facilities)
+    for entity, ids in journal.ids_by_entity().items():
+        unique = sorted(set(ids))
+        check.journaled += len(unique)
+        if entity not in profile.entities:
+            check.foreign.update(((entity, i), WHY_UNKNOWN) for i in unique)
+            continue
+        path = primary_path(profile, entity)
+        mine = set(roots.ids.get(entity, ()))
+        wanted = set(unique)
+        fieldsets = profile.name != "4.3"  # ICAT 4.11 and later select several items
+        for condition, size in _id_chunks(array("q", unique)):
+            query = Query(entity).where({"id": condition})
+            if path is None:
+                for bean in _search_all(catalogue, query.order_by("id")):
+                    if int(bean.id or 0) in wanted:
+                        check.existing += 1
+                        if int(bean.id or 0) not in mine:
+                            check.foreign.setdefault((entity, int(bean.id or 0)), WHY_UNTAGGED)
+            elif fieldsets and size <= CHECK_BATCH:
+                # one query: each object that exists, with the Facility it hangs below
+                rows = catalogue.search(query.select("id", path_key(path)))
+                check.existing += len(rows)
+                for obj_id, facility in rows:
+                    if int(facility) not in owned and int(obj_id) in wanted:
+                        check.foreign.setdefault((entity, int(obj_id)), WHY_ELSEWHERE)
+            else:
+                (n,) = catalogue.search(query.count()) or [0]
+                check.existing += int(n)
+                if facilities:
+                    query = query.where({path_key(path): Condition("NOT IN", facilities)})
+                elsewhere = _search_all(catalogue, query.select("id").order_by("id"))
+                for obj_id in (int(i) for i in elsewhere):
+                    if obj_id in wanted:
+                        check.foreign.setdefault((entity, obj_id), WHY_ELSEWHERE)
+    return check
+
+
+def cleanup(
+    catalogue: Catalogue,
+    journal: Journal,
+    batch_size: int = DELETE_BATCH,
+    *,
+    progress: CleanupProgress | None = None,
+    resume: bool = False,
+    profile: Profile | None = None,
+) -> CleanupReport:
+    """Delete what the server proves to be the run's (see the module docstring).
+
+    ``resume``: record the verification in the journal (its file) and honour one recorded
+    before (``sv7 cleanup``). ``batch_size`` is kept for callers of the journal-order cleanup;
+    deletes now go by cascade in calls of bounded size.
     """
-    owned: set[int] = set()
-    ordered = sorted(ids)
-    for start in range(0, len(ordered), CHECK_BATCH):
-        chunk = ordered[start : start + CHECK_BATCH]
-        span = Condition("BETWEEN", (chunk[0], chunk[-1]))
-        query = Query(entity).select("id").where({"id": span, **conditions})
-        wanted = set(chunk)
-        owned.update(i for i in (int(x) for x in catalogue.search(query)) if i in wanted)
-    return owned
+    del batch_size
+    began = time.monotonic()
+    progress = progress or NoProgress()
+    tag = journal.run_tag()  # before any request: an invalid tag stops everything here
+    refused = tuple(n for n in journal.facilities if not tag.owns_name(n))
+    account = catalogue.user_name()
+    if journal.account is not None and journal.account != account:
+        raise ForeignAccount(
+            f"the run's objects were created by {journal.account}, but this cleanup is logged "
+            f"in as {account}: nothing deleted (log in as {journal.account})"
+        )
+    window = journal.window()
+    profile = profile or profile_for_version(catalogue.version())
+    roots = find_roots(catalogue, profile, tag, account, window)
+    recorded = journal.verified if resume else None
+    if recorded is not None and "journaled" in recorded:
+        checked = _JournalCheck.recorded(recorded)
+    else:
+        progress.stage(f"checking {len(journal):,} journaled objects")
+        checked = check_journal(catalogue, profile, journal, roots)
+        if resume:
+            record = {"window": window.to_dict(), "account": account,
+                      "refused_names": list(refused), **checked.record()}  # fmt: skip
+            journal.record_verified(record)
+    n_roots = sum(len(ids) for ids in roots.ids.values())
+    progress.stage(f"surveying what hangs below the run's {n_roots} root object(s)")
+    found = survey(catalogue, profile, roots.ids, account, window)
+    total = found.total
+    progress.stage("deleting", total=total)
+    deleter = TreeDeleter(catalogue, found, progress)
+    deleter.run()
+    deleted = total - _left_below(catalogue, profile, roots, found, account, window)
+    progress.finish(f"deleted {deleted:,} objects in {deleter.calls} calls "
+                    f"({time.monotonic() - began:.1f} s)")  # fmt: skip
+    foreign = {**checked.foreign, **roots.foreign, **found.foreign}
+    reasons = Counter(foreign.values())
+    journaled_deleted = max(0, checked.existing - len(checked.foreign))
+    return CleanupReport(
+        deleted=deleted,
+        already_gone=max(0, checked.journaled - checked.existing),
+        by_name=max(0, deleted - journaled_deleted),
+        foreign=tuple(sorted(foreign)),
+        refused_names=refused,
+        kept=deleter.kept,
+        reasons=tuple(sorted(reasons.items(), key=lambda kv: -kv[1])),
+        facilities=len(roots.ids.get("Facility", ())),
+    )
 
 
-def check_ownership(
-    catalogue: Catalogue, journal: Journal
-) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
-    """(owned, foreign): which journaled objects still belong to the run, which to others.
-
-    Whatever is in neither set is gone already. Batched: one search per entity type and
-    :data:`CHECK_BATCH` ids, plus one for the ids that did not prove to be the run's.
-    """
-    by_entity: dict[str, list[int]] = {}
-    for entity, obj_id in journal.entries:
-        by_entity.setdefault(entity, []).append(obj_id)
-    owned: set[tuple[str, int]] = set()
-    foreign: set[tuple[str, int]] = set()
-    for entity, ids in by_entity.items():
-        ids = list(dict.fromkeys(ids))
-        conditions = _ownership(entity, journal.run, journal.facilities)
-        mine = _owned(catalogue, entity, ids, conditions) if conditions else set()
-        rest = [i for i in ids if i not in mine]
-        others = _found(catalogue, entity, rest) if rest else set()
-        owned.update((entity, i) for i in mine)
-        foreign.update((entity, i) for i in others)
-    return owned, foreign
+def _left_below(
+    catalogue: Catalogue,
+    profile: Profile,
+    roots: _Roots,
+    found: Survey,
+    account: str,
+    window: RunWindow,
+) -> int:
+    """How many of the surveyed objects are still there (none, unless some had to stay)."""
+    if not found.foreign and not found.needed:
+        return 0
+    remaining: dict[str, list[int]] = {}
+    for entity, ids in roots.ids.items():
+        for start in range(0, len(ids), CHECK_BATCH):
+            chunk = ids[start : start + CHECK_BATCH]
+            query = Query(entity).select("id").where({"id": Condition("IN", chunk)})
+            remaining.setdefault(entity, []).extend(int(i) for i in catalogue.search(query))
+    return survey(catalogue, profile, remaining, account, window).total
 
 
-def _batches(entries: Sequence[tuple[str, int]], size: int) -> Iterator[list[Bean]]:
-    for start in range(0, len(entries), size):
-        yield [Bean(e, {"id": i}) for e, i in entries[start : start + size]]
-
-
-def _delete(catalogue: Catalogue, batch: list[Bean]) -> tuple[int, int]:
-    """(deleted, already gone) for one batch."""
-    gone = 0
-    while batch:
-        try:
-            catalogue.delete_many(batch)
-        except IcatNoSuchObject as exc:
-            if 0 <= exc.offset < len(batch):
-                del batch[exc.offset]  # removed by an earlier cascade: the rest still goes
-                gone += 1
-                continue
-            deleted = 0  # a server that names no index: one at a time
-            for bean in batch:
-                try:
-                    catalogue.delete(bean)
-                    deleted += 1
-                except IcatNoSuchObject:
-                    gone += 1
-            return deleted, gone
-        return len(batch), gone
-    return 0, gone
+def count_left(catalogue: Catalogue, tag: RunTag | str) -> int:
+    """How many objects named after the run are on the server: its Facilities (whoever made
+    them: one another account named so is not the run's, but is left all the same) and the
+    objects without a Facility that name it."""
+    run = tag if isinstance(tag, RunTag) else RunTag.parse(tag)
+    profile = profile_for_version(catalogue.version())
+    return len(_named(catalogue, run)) + sum(
+        len(beans) for beans in _tagged(catalogue, profile, run).values()
+    )
 
 
 def delete_in_batches(
@@ -185,66 +369,33 @@ def delete_in_batches(
 ) -> tuple[int, int]:
     """(deleted, already gone): ``entries`` in deleteMany batches, in the order given.
 
-    No check of whose the objects are: callers pass only what :func:`check_ownership` proved.
+    No check of whose the objects are: the benchmark's baseline (cleanup without the check).
     """
     deleted = gone = 0
-    for batch in _batches(entries, batch_size):
-        d, g = _delete(catalogue, batch)
+    for start in range(0, len(entries), batch_size):
+        batch = [Bean(e, {"id": i}) for e, i in entries[start : start + batch_size]]
+        d, g = delete_batch(catalogue, batch)
         deleted += d
         gone += g
     return deleted, gone
 
 
-def _delete_run_facilities(catalogue: Catalogue, names: Sequence[str]) -> int:
-    """Delete the run's Facilities still there, by exact name; how many."""
-    removed = 0
-    for start in range(0, len(names), CHECK_BATCH):
-        chunk = list(names[start : start + CHECK_BATCH])
-        for facility in catalogue.search(Query("Facility").where(name=Condition("IN", chunk))):
-            try:
-                catalogue.delete(facility)
-                removed += 1
-            except IcatNoSuchObject:
-                pass
-    return removed
+def facility_path(entity: str, profile_name: str = "6.2") -> str | None:
+    """The primary path from ``entity`` to its Facility as a Query path (``Datafile`` →
+    ``dataset.investigation.facility``; ``Facility`` → ``""``); None when there is none."""
+    from igestbench.icat.schema import get_profile
 
-
-def cleanup(
-    catalogue: Catalogue, journal: Journal, batch_size: int = DELETE_BATCH
-) -> CleanupReport:
-    """Delete what the journal lists and the server proves to be the run's, newest first."""
-    owned, foreign = check_ownership(catalogue, journal)
-    mine: list[tuple[str, int]] = []
-    seen: set[tuple[str, int]] = set()
-    for entry in reversed(journal.entries):  # children before their parents
-        if entry in owned and entry not in seen:
-            seen.add(entry)
-            mine.append(entry)
-    deleted, gone = delete_in_batches(catalogue, mine, batch_size)
-    unique = len(set(journal.entries))
-    gone += unique - len(owned) - len(foreign)
-    by_name = _delete_run_facilities(catalogue, journal.facilities)
-    order = {entry: n for n, entry in enumerate(journal.entries)}
-    return CleanupReport(
-        deleted + by_name, gone, by_name, tuple(sorted(foreign, key=order.__getitem__))
-    )
-
-
-def count_left(catalogue: Catalogue, names: Sequence[str]) -> int:
-    """How many of the run's Facilities (by exact name) are still on the server."""
-    left = 0
-    for start in range(0, len(names), CHECK_BATCH):
-        chunk = list(names[start : start + CHECK_BATCH])
-        (n,) = catalogue.search(Query("Facility").where(name=Condition("IN", chunk)).count())
-        left += int(n)
-    return left
+    path = primary_path(get_profile(profile_name), entity)
+    return None if path is None else ".".join(path)
 
 
 __all__ = [
     "CleanupReport",
-    "check_ownership",
+    "ForeignAccount",
+    "check_journal",
     "cleanup",
     "count_left",
     "delete_in_batches",
     "facility_path",
+    "find_roots",
 ]

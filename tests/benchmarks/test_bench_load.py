@@ -30,6 +30,7 @@ from igestbench.icat.beans import Bean
 from igestbench.measure.sampler import Sampler
 from igestbench.measure.schedule import OpenLoop, Reconnect
 from igestbench.measure.sweep import SweepConfig, run_sweep
+from igestbench.results.sweeps import sweep_verdict
 from igestbench.workloads.base import WrongResult
 from tests.benchmarks.served import served_catalogue
 
@@ -131,7 +132,8 @@ def test_highest_rate_one_client_process_sustains(
                 f"{step.response_rate:6.0f}/s  mean {c.mean_ms:6.2f} p99 {c.percentile_ms(99):7.2f}"
                 f" ms  missed {step.missed_slots:5d}  errors {step.error_count}{flag}"
             )
-        print(f"  sustained: {result.sustained_rate} /s  (stopped: {result.stopped})")
+        entry = {**result.to_dict(), "stopped": result.stopped}
+        print(f"  {sweep_verdict(entry, '--rates').line}")
 
 
 @pytest.mark.parametrize(

@@ -1,12 +1,14 @@
-"""sv7 swarm: one worker process against two, at a rate one cannot hold, printed side by side.
+"""sv7 swarm: users that follow demand, against users capped at 4, printed side by side.
 
 Against ``sv7 serve`` in its own process, which answers each call after ``--latency-ms`` (an
-asynchronous wait, no CPU): a worker with U users (one connection each) then holds at most
-U / latency calls/s, whatever its CPU. At a total demanded rate above one worker's ceiling and
-below two workers', one worker falls behind its schedule (send lateness grows, slots are
-missed, the corrected latency includes the wait) while two keep it. Printed per configuration:
-the rate achieved (sent and answered), the scheduler's send lateness p50/p99, the corrected
-and uncorrected latency p50/p99, the missed slots and each worker process's CPU.
+asynchronous wait, no CPU): a worker with U users (one connection each) holds at most
+U / latency calls/s, whatever its CPU. At 320 calls/s against 20 ms, 6.4 calls are in flight:
+one worker capped at 4 users (``--users 4``, the fixed users of before) falls behind its
+schedule (send lateness grows, slots are missed, the corrected latency includes the wait) and
+its step says the cap bounded it; one worker whose users follow demand (the default cap) keeps
+the schedule, as do two. Printed per configuration: the users used, whether the cap bounded the
+step, the rate achieved (sent and answered), the scheduler's send lateness p50/p99, the
+corrected and uncorrected latency p50/p99, the missed slots and each worker process's CPU.
 
 The master and its workers run as ``sv7 swarm`` processes (Locust is never imported here). The
 figures depend on the machine (on a 2-core machine the catalogue, the master and the workers
@@ -34,9 +36,11 @@ pytestmark = [
 ]
 
 LATENCY_MS = 20
-USERS = 4  # per worker: one worker holds at most USERS / LATENCY = 200 calls/s
-RATE = 320  # over one worker's ceiling, under two workers' (400/s)
+CAPPED = 4  # users: at most CAPPED / LATENCY = 200 calls/s
+RATE = 320  # over a capped worker's ceiling: 6.4 calls in flight
 DURATION_S = 4.0
+#: (label, worker processes, --users or None for the default cap)
+CONFIGURATIONS = (("1 worker, --users 4", 1, CAPPED), ("1 worker", 1, None), ("2 workers", 2, None))
 
 
 def _port() -> int:
@@ -46,13 +50,14 @@ def _port() -> int:
         return port
 
 
-def _swarm(url: str, processes: int, out: Path) -> dict[str, Any]:
+def _swarm(url: str, processes: int, users: int | None, out: Path) -> dict[str, Any]:
     port = f"127.0.0.1:{_port()}"
     sv7 = [sys.executable, "-m", "igestbench", "swarm"]
     env = credentials_env()
+    cap = ["--users", str(users)] if users is not None else []
     master = subprocess.Popen(
         [*sv7, "master", "--target", url, "--rates", str(RATE), "--duration", str(DURATION_S),
-         "--warmup", "1", "--slo-ms", "1000", "--users", str(USERS), "--bind", port,
+         "--warmup", "1", "--slo-ms", "1000", *cap, "--bind", port,
          "--expect-workers", str(processes), "--out", str(out)],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -75,26 +80,32 @@ def _swarm(url: str, processes: int, out: Path) -> dict[str, Any]:
     return result
 
 
-def test_one_worker_process_against_two(
+def test_users_that_follow_demand_against_a_cap(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with served_catalogue("--latency-ms", str(LATENCY_MS)) as (_, url):
-        sweeps = {n: _swarm(url, n, tmp_path / f"w{n}") for n in (1, 2)}
+        sweeps = {label: _swarm(url, n, users, tmp_path / f"c{i}")
+                  for i, (label, n, users) in enumerate(CONFIGURATIONS)}  # fmt: skip
     rows = []
-    for n, sweep in sweeps.items():
+    for label, sweep in sweeps.items():
         (step,) = sweep["steps"]
         lat, late = step["latency_ms"], step["lateness_ms"]
         cpu = [s["cpu_percent"] for w in sweep["swarm"]["per_worker"] for s in w["steps"]]
-        rows.append((n, step, lat, late, cpu))
+        rows.append((label, step, lat, late, cpu))
     with capsys.disabled():
-        print(f"\nsv7 swarm, {RATE}/s demanded in total for {DURATION_S:g} s; catalogue answers "
-              f"after {LATENCY_MS} ms; {USERS} users per worker (one worker holds <= "
-              f"{USERS * 1000 // LATENCY_MS}/s)")  # fmt: skip
-        print(f"  {'':28}" + "".join(f"{f'{n} worker process(es)':>24}" for n, *_ in rows))
+        print(f"\nsv7 swarm, {RATE} requests/s demanded in total for {DURATION_S:g} s; catalogue "
+              f"answers after {LATENCY_MS} ms ({RATE * LATENCY_MS / 1000:g} calls in flight; "
+              f"{CAPPED} users hold <= {CAPPED * 1000 // LATENCY_MS}/s)")  # fmt: skip
+        print(f"  {'':28}" + "".join(f"{label:>24}" for label, *_ in rows))
 
         def line(label: str, cells: list[str]) -> None:
             print(f"  {label:28}" + "".join(f"{c:>24}" for c in cells))
 
+        line("users used (cap per worker)", [
+            f"{s['users']['used']} ({s['users']['cap_per_worker']})" for _, s, *_ in rows
+        ])  # fmt: skip
+        line("bounded by --users", [f"yes, {s['users']['capped_s']:.1f} s" if s["user_capped"]
+                                    else "no" for _, s, *_ in rows])  # fmt: skip
         line("sent / answered per s", [f"{s['request_rate']:.0f} / {s['response_rate']:.0f}"
                                        for _, s, *_ in rows])  # fmt: skip
         line("send lateness p50 / p99 ms", [f"{x['p50']:.2f} / {x['p99']:.2f}"

@@ -58,7 +58,7 @@ def _build(
     root = scope.declare(q.alias, entity)
     for join in q.joins:
         scope.join(join.path, join.alias, join.left)
-    items = tuple(_select(scope, item) for item in q.items)
+    items = tuple(_select(scope, item, root) for item in q.items)
     if len(items) > 1 and any(i.node is not None for i in items):
         raise IcatBadParameter("Only attributes and aggregates may be combined in a SELECT list")
     if len({i.aggregate for i in items}) > 1:
@@ -162,7 +162,7 @@ def compile_ids(
     return node.entity.name, sql, built.where_params
 
 
-def _select(scope: Scope, item: s.SelectItem) -> _Item:
+def _select(scope: Scope, item: s.SelectItem, root: Node) -> _Item:
     if item.function is None:
         ref = scope.resolve(item.path, implicit_last=True)
         f = ref.field
@@ -191,4 +191,8 @@ def _select(scope: Scope, item: s.SelectItem) -> _Item:
     else:
         result = "Double" if fn == "AVG" or jtype == "Double" else "Long"
     distinct = "DISTINCT " if item.distinct else ""
+    if fn == "COUNT" and f is None and not distinct and ref.node is root:
+        # the root object's id is never null: COUNT(*) is the same number, and SQLite counts
+        # it along its narrowest index (COUNT(id) may take a wide one: 5x the time at 10^6)
+        return _Item("COUNT(*)", result, aggregate=True)
     return _Item(f"{fn}({distinct}{arg})", result, aggregate=True)

@@ -1,0 +1,106 @@
+"""What a reader must know about the inputs, each notice with its cause.
+
+Files skipped or damaged, runs of an old format, runs that did not finish and why, quick tours.
+Runs that ended alike are said once ("3 runs failed — TLS failed: the server presents a
+self-signed certificate: ELETTRA → HZB ICAT, ESRF → HZB ICAT, …") instead of one line each
+saying only "ended: failed".
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+
+from igestbench.report.footnotes import run_problems
+from igestbench.results.campaign import Campaign, CampaignRun
+from igestbench.results.format import parse_timestamp
+
+_HINT = re.compile(r" \(hint: .*\)$")
+_WORKER = re.compile(r"^worker \d+: ")
+#: why a file says "partial": it is written so from the first write until the run finishes
+KILLED = ("the file was never finished: the run was killed (kill -9, a crash, a power cut) or "
+          "is still running; its figures are those written before")
+
+
+def end_cause(run: CampaignRun) -> str:
+    """Why a run did not complete, in one line (the runner's note, else what it left)."""
+    status = run.result.status
+    notes = [n for n in run.result.raw.get("notes", ()) if isinstance(n, str)]
+    if status == "partial":
+        return KILLED
+    if notes:
+        return _HINT.sub("", notes[0])
+    problems = run_problems(run.result)
+    if problems:
+        return problems[0].explanation
+    stopped = [_WORKER.sub("", p) for entry in run.result.benchmarks
+               for p in entry.get("problems") or () if isinstance(p, str) and _WORKER.match(p)]
+    if stopped:
+        return f"a workload's clients stopped: {stopped[0]}"
+    if status == "interrupted":
+        return "stopped by a signal (Ctrl-C, SIGTERM or SIGHUP); what it created was cleaned up"
+    return "the file does not say why"
+
+
+def _listed(items: Sequence[str], limit: int = 6) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def notices(campaign: Campaign) -> list[str]:
+    notes = [f"{s.file}: skipped: {s.reason}" for s in campaign.skipped]
+    notes += [f"{u.get('file')}: not counted: {u.get('reason')} (site {u.get('site')}, "
+              f"target {u.get('target')})" for u in campaign.unexpected]
+    notes += [f"{d.file}: damaged, {d}" for d in campaign.damaged]
+    notes += [f"{run.file}: written in result format version {run.file_version}, read as "
+              f"version {run.result.raw['version']}"
+              for run in campaign.runs if run.file_version != run.result.raw["version"]]
+    ended: dict[tuple[str, str], list[CampaignRun]] = {}
+    for run in campaign.runs:
+        if run.result.status != "complete":
+            ended.setdefault((run.result.status, end_cause(run)), []).append(run)
+    for (status, cause), runs in ended.items():
+        verb = {"partial": "did not finish", "interrupted": "were interrupted",
+                "failed": "failed"}.get(status, f"ended {status}")
+        if len(runs) == 1:
+            verb = {"were interrupted": "was interrupted"}.get(verb, verb)
+        who = _listed([f"{r.site} → {r.target}" + (" (swarm)" if r.kind == "swarm" else "")
+                       for r in runs])
+        files = _listed([r.file for r in runs], 3)
+        count = "1 run" if len(runs) == 1 else f"{len(runs)} runs"
+        notes.append(f"{count} {verb} — {cause}: {who} (file{'s' if len(runs) > 1 else ''} "
+                     f"{files})")
+    quick = [f"{r.site} → {r.target}" for r in campaign.runs if r.quick]
+    if quick:
+        what = "1 run is a quick tour" if len(quick) == 1 else f"{len(quick)} runs are quick tours"
+        notes.append(f"{what} (the default profile of sv7 run: one client flavour, small "
+                     f"counts, a short sweep): {_listed(quick, 5)}. Their figures are marked as "
+                     "such and are not comparable with those of full runs (sv7 run --profile "
+                     "full).")
+    return notes
+
+
+def period(campaign: Campaign) -> tuple[dt.date, dt.date] | None:
+    """The first and last day (UTC) of the campaign's counted runs."""
+    moments = []
+    for run in campaign.runs:
+        moments.append(run.result.started)
+        if run.result.finished is not None:
+            moments.append(run.result.finished)
+    for entry in campaign.history:
+        try:
+            moments.append(parse_timestamp(entry.started))
+        except ValueError:
+            continue
+    if not moments:
+        return None
+    return min(moments).date(), max(moments).date()
+
+
+def period_text(days: tuple[dt.date, dt.date] | None) -> str:
+    """``2026-11-23``, or ``2026-11-21 to 2026-11-23``; ``no runs`` without any."""
+    if days is None:
+        return "no runs"
+    first, last = days
+    return first.isoformat() if first == last else f"{first.isoformat()} to {last.isoformat()}"

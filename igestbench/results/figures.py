@@ -1,0 +1,559 @@
+"""The figures sv7 shows, each defined once, and the one way each is written with its unit.
+
+A *figure* is a number a run reports: a workload's rate or latency at one concurrency level, its
+error count, a load sweep's sustained rate. This module is the only definition of each — what is
+counted, over which calls, its unit, what its sample count counts — and every printer asks it:
+the terminal (the live line, the line ending each phase, the end-of-run summary), the result
+file's ``summary`` list, the report's tables, charts, CSV and Markdown, and ``--fail-on``. So
+the same figure is the same number, written the same way (:attr:`SummaryRow.text`), everywhere.
+
+Figures are computed from the result file's own entries (a ``benchmarks`` or ``sweeps`` item),
+never from a live run's objects: a file read back gives exactly what the run printed, and a file
+written before ``summary`` existed gets its rows by the same rules (:func:`summary_rows`).
+
+Use::
+
+    from igestbench.results.figures import summary_rows, format_value
+
+    for row in summary_rows(result):          # a ResultFile, or a result document (a dict)
+        print(row.workload, row.interface, row.flavour, row.clients, row.metric, row.text)
+    # e.g.  burst soap zeep 1 createMany rate  9,400 Datafiles/s
+
+    entry_figures(entry)        # the rows of one ``benchmarks`` entry
+    sweep_figures(sweep)        # the row of one ``sweeps`` entry (its sustained rate)
+    figure("burst", "createMany rate")   # the definition: unit, what is counted, over what
+    format_value(412.3, "Datafiles/s") == "412 Datafiles/s"
+
+    index = RowIndex(summary_rows(result))   # look figures up one by one (tables, charts)
+    index.get("burst", "soap", "zeep", 1, "createMany rate")
+
+    for run, row in campaign_summary(campaign):    # summary.csv: SUMMARY_CSV_FIELDS columns
+        writer.writerow(summary_csv_cells(run, row))
+
+A row's ``marks`` (``client-bound``, ``machine-busy``, ``failed``, ``capped``) and ``bound``
+(``lower``: ≥, ``upper``: <) are what the page marks on the figure; ``note`` says why, and
+``reason`` is the figure's own part of it (why it failed or has no value). A sweep's verdict
+and its lines for a terminal are in :mod:`igestbench.results.sweeps`
+(``sweep_lines(entry, label)``, ``step_line(step, slo_ms)``). A new part with headline figures
+adds its definitions to :data:`FIGURES` and its section to :data:`SECTION_FIGURES`.
+
+**The definitions.** Each workload's unit of work is a :class:`Measure` (burst has two, one
+``create`` per Datafile and ``createMany`` batches); each measure has four figures:
+
+* ``rate`` (``cycles/s``, ``searches/s``, ``Datafiles/s``, ``result sets/s``): units of work per
+  second, *over the time the clients spent in the measure's calls* —
+  ``ok calls x units per call x clients / total call time`` (the failed calls' time counted). At one
+  client it is 1000 / the mean in ms (times the Datafiles a createMany makes); at N clients it
+  is Little's law with N calls in flight: what N clients calling back to back achieve at the
+  latency they saw. It covers exactly the calls of ``mean``, so a rate never contradicts the
+  latency beside it, and what a workload does between its unit calls (the paged searches of
+  multi-query, the server-side counts, burst's other mode) cannot dilute it.
+* ``mean``, ``p50``, ``p99`` (ms): latency of one call, over the successful *warm* calls. Each
+  client's first call of an operation (cold connections and caches) is in the file apart
+  (``cold_ms``) and in no figure. Operations of one measure are pooled (HdrHistograms added,
+  means weighted by calls), never averaged. (Files written before a whole search was timed as
+  one call have it in two parts, fetch and the client's decoding: their means are added in
+  ``mean``, the percentiles are the fetch's.)
+
+The sample count (:attr:`SummaryRow.samples`) is the successful warm calls behind the figure.
+``errors`` (per entry) counts failed calls, the cold ones included, and clients that stopped
+without one (a refused login, a failed preparation): it agrees with the stop cause. The sweep's
+``sustained`` (requests/s) is the highest demanded rate meeting the objective; when the sweep
+never broke it the value is a lower bound (``≥``, capped), when no step met it an upper bound
+(``<`` the lowest step) — see :mod:`igestbench.results.sweeps`. Never ``None``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from igestbench.results.campaign import Campaign, CampaignRun
+from igestbench.results.format import DEFAULT_INTERFACE
+from igestbench.results.formatting import format_number, format_value
+from igestbench.results.loader import ResultFile
+from igestbench.results.pooling import pooled_percentiles_ms
+from igestbench.results.rows import (
+    SUMMARY_CSV_FIELDS,
+    SUMMARY_FIELDS,
+    RowIndex,
+    SummaryRow,
+    summary_csv_cells,
+)
+from igestbench.results.sweeps import sweep_verdict
+
+__all__ = [
+    "ERRORS",
+    "FIGURES",
+    "GROWTH",
+    "MEAN",
+    "MEASURES",
+    "MS",
+    "P50",
+    "P99",
+    "POPULATION_RATE",
+    "RATE",
+    "SCALE",
+    "SECTION_FIGURES",
+    "STATS",
+    "SUMMARY_CSV_FIELDS",
+    "SUMMARY_FIELDS",
+    "SUSTAINED",
+    "Figure",
+    "Measure",
+    "RowIndex",
+    "SummaryRow",
+    "calls_of",
+    "campaign_summary",
+    "cap_option",
+    "client_bound",
+    "compute_summary",
+    "entry_figures",
+    "entry_rate",
+    "figure",
+    "format_number",
+    "format_value",
+    "measures_of",
+    "section_rows",
+    "summary_csv_cells",
+    "summary_rows",
+    "sweep_figures",
+]
+
+RATE, MEAN, P50, P99 = "rate", "mean", "p50", "p99"
+#: The figures of every measure, in the order they are shown.
+STATS = (RATE, MEAN, P50, P99)
+#: Per benchmark entry: failed calls and clients that stopped.
+ERRORS = "errors"
+#: Per sweep: the highest demanded rate that met the objective.
+SUSTAINED = "sustained"
+#: The unit of every latency figure.
+MS = "ms"
+#: The scale part's figures (its ``scale`` section): per query latency, per size the rate at
+#: which the tree grew, per query the growth of its latency with the tree.
+SCALE, POPULATION_RATE, GROWTH = "scale", "population rate", "growth"
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A workload's unit of work: which operations' calls make it, and what its rate counts."""
+
+    workload: str
+    #: "" for a workload's only measure; burst's are "create" and "createMany"
+    name: str
+    #: the operations each of whose calls is one unit of work (or a batch of them)
+    calls: tuple[str, ...]
+    #: the rate's unit, naming what is counted
+    unit: str
+    #: what one unit is, in words
+    counts: str
+    #: a call makes several units: ``checks["<name>.expected"]`` ÷ the calls made
+    batched: bool = False
+    #: files written before the call was timed whole: (calls, parts) — operations timed apart
+    #: inside one call (the fetch of a whole search, and the client's decoding of it)
+    legacy: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+
+    @property
+    def ops(self) -> tuple[str, ...]:
+        """Every operation the measure may read."""
+        return (*self.calls, *self.legacy[0], *self.legacy[1])
+
+    def metric(self, stat: str) -> str:
+        """The figure's name in a summary row: ``rate``, or ``createMany rate`` for burst."""
+        return f"{self.name} {stat}" if self.name else stat
+
+
+MEASURES: tuple[Measure, ...] = (
+    Measure("full-cycle", "", ("full-cycle",), "cycles/s",
+            "full ingestion cycles of one NeXus file: read it, look up or create Facility to "
+            "Dataset, create the Datafile"),
+    Measure("single-query", "", ("single-query/jpql", "single-query/concise", "single-query/get"),
+            "searches/s", "single-result lookups (JPQL, concise syntax and get), each answered "
+            "with the right Datafile"),
+    Measure("burst", "create", ("burst/create",), "Datafiles/s",
+            "Datafiles created by one create call each"),
+    Measure("burst", "createMany", ("burst/createMany",), "Datafiles/s",
+            "Datafiles created by createMany calls (each call's batch counted)", batched=True),
+    Measure("multi-query", "", ("multi-query/whole",), "result sets/s",
+            "searches returning every Datafile of a Dataset, fetched and decoded",
+            legacy=(("multi-query/whole/search", "multi-query/whole/fetch"),
+                    ("multi-query/whole/decode",))),
+)
+
+
+def measures_of(workload: str) -> tuple[Measure, ...]:
+    """The measures of ``workload`` (none for a workload this version does not know)."""
+    return tuple(m for m in MEASURES if m.workload == workload)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """The definition of one figure: what a summary row with this workload and metric means."""
+
+    workload: str
+    metric: str
+    unit: str
+    #: what is counted
+    counts: str
+    #: over which calls or interval
+    over: str
+    #: what the sample count counts
+    samples: str
+
+
+_WARM = "the successful warm calls (each client's first call of an operation is apart, cold)"
+
+
+def _figures() -> tuple[Figure, ...]:
+    found: list[Figure] = []
+    for m in MEASURES:
+        found.append(Figure(m.workload, m.metric(RATE), m.unit, m.counts,
+                            "the clients' time in these calls (failed ones included): ok calls x "
+                            "units per call x clients / total call time", _WARM))
+        for stat, what in ((MEAN, "mean"), (P50, "median"), (P99, "99th percentile")):
+            part = (" (older files timed a whole search in parts: mean = fetch + decode, "
+                    "percentiles of the fetch)" if m.legacy[1] else "")
+            found.append(Figure(m.workload, m.metric(stat), MS,
+                                f"{what} latency of one call{part}", _WARM, _WARM))
+    for workload in dict.fromkeys(m.workload for m in MEASURES):
+        found.append(Figure(workload, ERRORS, "errors",
+                            "failed calls (cold ones included) and clients that stopped without "
+                            "a failed call (refused login, failed preparation)",
+                            "the whole run of the workload at this level", "the calls made"))
+    for stat, what in ((MEAN, "mean"), (P50, "median"), (P99, "99th percentile")):
+        found.append(Figure(SCALE, stat, MS, f"{what} latency of one call of one query of the "
+                            "scale part's set, at one size of the tree, as one role over one "
+                            "interface (answer checked)", "the timed calls after the warm-up, "
+                            "each on another part of the tree", "the successful timed calls"))
+    found.append(Figure(SCALE, POPULATION_RATE, "Datafiles/s", "Datafiles created by "
+                        "createMany batches growing the tree to one size (their parameters, "
+                        "Datasets and Investigations ride along)", "the wall time of that "
+                        "size's creates", "the Datafiles added"))
+    found.append(Figure(SCALE, GROWTH, "slope", "slope of log p50 latency against log size "
+                        "(least squares): flat, logarithmic or linear (results/growth.py)",
+                        "every size measured", "the sizes"))
+    found.append(Figure("sweep", SUSTAINED, "requests/s",
+                        "the highest demanded rate whose corrected mean and p99 stayed under the "
+                        "objective with under 1 % errors; >= when no step broke it (capped), < "
+                        "the lowest step when none met it",
+                        "one step of the open-loop sweep", "the calls sent in that step"))
+    return tuple(found)
+
+
+#: Every figure this version defines.
+FIGURES: tuple[Figure, ...] = _figures()
+_BY_NAME = {(f.workload, f.metric): f for f in FIGURES}
+
+
+def figure(workload: str, metric: str) -> Figure:
+    """The definition of ``metric`` of ``workload``; KeyError for one that is not defined."""
+    return _BY_NAME[(workload, metric)]
+
+
+def _stored(value: float | None) -> float | None:
+    """A value as the file keeps it: six significant digits (the text shows three)."""
+    return None if value is None or not math.isfinite(value) else float(f"{value:.6g}")
+
+
+# --- figures of a benchmarks entry --------------------------------------------------------------
+
+_WORKER = re.compile(r"^worker \d+: ")
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _ops(entry: Mapping[str, Any], names: Iterable[str]) -> list[Mapping[str, Any]]:
+    ops = entry.get("ops")
+    if not isinstance(ops, Mapping):
+        return []
+    return [ops[n] for n in names if isinstance(ops.get(n), Mapping)]
+
+
+def _listed(op: Mapping[str, Any], key: str) -> int:
+    values = op.get(key)
+    return len(values) if isinstance(values, list) else 0
+
+
+def _clients(entry: Mapping[str, Any], calls: Sequence[Mapping[str, Any]]) -> int:
+    """The clients that made the measure's calls: one cold call each (fewer than the level when
+    a client stopped before); files without cold calls: the level."""
+    started = max((_listed(op, "cold_ms") for op in calls), default=0)
+    level = entry.get("concurrency")
+    return started or (level if isinstance(level, int) and level > 0 else 1)
+
+
+def _units_per_call(entry: Mapping[str, Any], measure: Measure,
+                    calls: Sequence[Mapping[str, Any]]) -> float:
+    if not measure.batched:
+        return 1.0
+    checks = entry.get("checks") if isinstance(entry.get("checks"), Mapping) else {}
+    assert isinstance(checks, Mapping)
+    expected = checks.get(f"{measure.name}.expected")
+    made = sum(_count(op.get("count")) + _listed(op, "cold_ms") + _listed(op, "after_outage_ms")
+               for op in calls)
+    if isinstance(expected, int) and expected > 0 and made > 0:
+        return expected / made  # every call's batch, the last smaller one included
+    batch = checks.get("batch_size")
+    return float(batch) if isinstance(batch, int) and batch > 0 else 1.0
+
+
+def _weighted_mean(ops: Sequence[Mapping[str, Any]]) -> tuple[float, int] | None:
+    """(mean ms, calls) of the successful calls of ``ops`` pooled; None without any."""
+    pairs = [(mean, _count(op.get("ok"))) for op in ops
+             if (mean := _number(op.get("mean_ms"))) is not None and _count(op.get("ok"))]
+    calls = sum(n for _, n in pairs)
+    return (sum(m * n for m, n in pairs) / calls, calls) if calls else None
+
+
+def _busy_ms(ops: Sequence[Mapping[str, Any]]) -> float:
+    total = 0.0
+    for op in ops:
+        mean = _number(op.get("mean_ms"))
+        total += (mean or 0.0) * _count(op.get("ok")) + (_number(op.get("failed_ms")) or 0.0)
+    return total
+
+
+def _calls_parts(entry: Mapping[str, Any], measure: Measure
+                 ) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]]]:
+    """The measure's call operations in ``entry``, and the parts timed apart inside them (the
+    legacy names of files written before the call was timed whole)."""
+    calls = _ops(entry, measure.calls)
+    if calls or not measure.legacy[0]:
+        return calls, []
+    return _ops(entry, measure.legacy[0]), _ops(entry, measure.legacy[1])
+
+
+def entry_rate(entry: Mapping[str, Any], measure: Measure) -> tuple[float | None, int]:
+    """(rate in ``measure.unit``, successful calls) of one benchmark entry; see the module's
+    docstring for the definition."""
+    calls, parts = _calls_parts(entry, measure)
+    ok = sum(_count(op.get("ok")) for op in calls)
+    busy = _busy_ms(calls) + _busy_ms(parts)
+    if not ok or busy <= 0:
+        return None, ok
+    units = ok * _units_per_call(entry, measure, calls)
+    return units * _clients(entry, calls) * 1000.0 / busy, ok
+
+
+def _latency(entry: Mapping[str, Any], measure: Measure) -> tuple[dict[str, float | None], int]:
+    every, part_ops = _calls_parts(entry, measure)
+    calls = [op for op in every if _count(op.get("ok"))]
+    pooled = _weighted_mean(calls)
+    if pooled is None:
+        return {MEAN: None, P50: None, P99: None}, 0
+    mean, n = pooled
+    parts = _weighted_mean(part_ops)
+    if parts is not None:
+        mean += parts[0]
+    if len(calls) == 1 and (p50 := _number(calls[0].get("p50_ms"))) is not None \
+            and (p99 := _number(calls[0].get("p99_ms"))) is not None:
+        return {MEAN: mean, P50: p50, P99: p99}, n  # the run's exact percentiles
+    histograms = [op["histogram"] for op in calls if isinstance(op.get("histogram"), str)]
+    p50, p99 = pooled_percentiles_ms(histograms, (50.0, 99.0)) if histograms else (None, None)
+    return {MEAN: mean, P50: p50, P99: p99}, n
+
+
+def calls_of(ops: Iterable[str]) -> set[str]:
+    """The operations among ``ops`` that are calls, not steps timed inside another recorded
+    operation (``full-cycle/lookup Dataset`` inside ``full-cycle``): a failed step fails its
+    call too, and one failure is one error."""
+    names = set(ops)
+    return {op for op in names
+            if not any("/".join(op.split("/")[:i]) in names for i in range(1, op.count("/") + 1))}
+
+
+def _errors(entry: Mapping[str, Any]) -> int:
+    recorded = entry.get("errors")
+    if isinstance(recorded, Mapping) and "calls" in recorded:
+        return _count(recorded.get("calls")) + _count(recorded.get("clients"))
+    # files before the count: failed warm calls, and clients that stopped with an error
+    ops = entry.get("ops") if isinstance(entry.get("ops"), Mapping) else {}
+    assert isinstance(ops, Mapping)
+    calls = calls_of(ops)
+    failed = sum(_count(op.get("count")) - _count(op.get("ok")) for name, op in ops.items()
+                 if name in calls and isinstance(op, Mapping))
+    stopped = sum(1 for p in entry.get("problems") or () if _WORKER.match(str(p)))
+    return failed + stopped
+
+
+def _stop_cause(entry: Mapping[str, Any]) -> str | None:
+    """Why the entry's clients stopped, as the first of them said it."""
+    problems = [str(p) for p in entry.get("problems") or () if _WORKER.match(str(p))]
+    return _WORKER.sub("", problems[0]) if problems else None
+
+
+def client_bound(entry: Mapping[str, Any]) -> bool | None:
+    """Whether the suite's own clients were saturated while they measured ``entry`` (its
+    figures then understate the server); None when the file cannot say: files written before
+    the suite measured its own processes flagged a busy *machine*, which says nothing of the
+    client, so their flag is not taken."""
+    cpu = entry.get("client_cpu")
+    if not isinstance(cpu, Mapping) or not isinstance(cpu.get("bound"), bool):
+        return None
+    return bool(cpu["bound"])
+
+
+def _client_marks(entry: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The marks the client's CPU puts on an entry's figures, and their notes: ``client-bound``
+    (the suite's clients saturated), ``machine-busy`` (they waited for a core: other jobs, a
+    catalogue on the same host — the figures include that wait)."""
+    cpu = entry.get("client_cpu")
+    if not isinstance(cpu, Mapping):
+        return (), ()
+    marks, notes = [], []
+    if client_bound(entry):
+        marks.append("client-bound")
+        notes.append(f"client-bound: {cpu['why']}" if cpu.get("why") else "client-bound")
+    if cpu.get("machine_busy") is True:
+        marks.append("machine-busy")
+        notes.append(f"machine busy: {cpu['busy_why']}" if cpu.get("busy_why")
+                     else "machine busy")
+    return tuple(marks), tuple(notes)
+
+
+def _row(entry: Mapping[str, Any], metric: str, value: float | None, unit: str, samples: int,
+         marks: Sequence[str] = (), notes: Sequence[str | None] = ()) -> SummaryRow:
+    kept = _stored(value)
+    concurrency = entry.get("concurrency")
+    return SummaryRow(
+        workload=str(entry.get("workload")),
+        interface=str(entry.get("interface") or DEFAULT_INTERFACE),
+        flavour=str(entry.get("flavour")),
+        clients=concurrency if isinstance(concurrency, int) else None,
+        metric=metric, value=kept, unit=unit,
+        text="failed" if kept is None and "failed" in marks else format_value(kept, unit),
+        samples=samples, marks=tuple(marks),
+        note="; ".join(n for n in notes if n) or None,
+    )
+
+
+def entry_figures(entry: Mapping[str, Any]) -> list[SummaryRow]:
+    """Every figure of one ``benchmarks`` entry: each measure's rate, mean, p50 and p99, then
+    the entry's error count. A measure without a successful warm call has no value: ``failed``
+    (with the cause) when the entry's clients stopped, else ``—`` saying why."""
+    workload = str(entry.get("workload"))
+    errors = _errors(entry)
+    cause = _stop_cause(entry)
+    common_marks, common_notes = _client_marks(entry)
+    rows: list[SummaryRow] = []
+    for measure in measures_of(workload):
+        rate, ok = entry_rate(entry, measure)
+        latency, _ = _latency(entry, measure)
+        marks, notes = list(common_marks), list(common_notes)
+        if not ok:
+            calls = _calls_parts(entry, measure)[0]
+            if cause is not None or any(_count(op.get("count")) for op in calls):
+                marks.append("failed")  # the clients stopped, or every warm call failed
+                notes.insert(0, f"failed: {cause}" if cause else "failed: no call succeeded")
+            elif any(_listed(op, "cold_ms") for op in calls):
+                notes.insert(0, "no warm call: each client's first call is reported apart "
+                                "(cold); more calls measure it (--files, --batch-size)")
+            else:
+                notes.insert(0, "not measured")
+        rows.append(_row(entry, measure.metric(RATE), rate, measure.unit, ok, marks, notes))
+        for stat in (MEAN, P50, P99):
+            rows.append(_row(entry, measure.metric(stat), latency[stat], MS, ok, marks, notes))
+    if measures_of(workload):
+        rows.append(_row(entry, ERRORS, float(errors), "errors", errors, (),
+                         (cause,) if cause else ()))
+    return rows
+
+
+# --- figures of a sweep, and of a whole result -------------------------------------------------
+
+def sweep_figures(sweep: Mapping[str, Any], cap_option: str = "--max-rate") -> list[SummaryRow]:
+    """The figure of one ``sweeps`` entry: its sustained rate, bounded when the sweep could not
+    place it (``≥`` capped, ``<`` the lowest step), with the verdict as the row's note."""
+    verdict = sweep_verdict(sweep, cap_option)
+    value = _stored(verdict.value)
+    unit = figure("sweep", SUSTAINED).unit
+    return [SummaryRow(
+        workload="sweep", interface=str(sweep.get("interface") or DEFAULT_INTERFACE),
+        flavour=str(sweep.get("flavour") or "lean"), clients=None, metric=SUSTAINED,
+        value=value, unit=unit, text=format_value(value, unit, verdict.bound),
+        samples=verdict.samples, bound=verdict.bound if value is not None else None,
+        marks=verdict.marks, note=verdict.reason,
+    )]
+
+
+def cap_option(run: Mapping[str, Any]) -> str:
+    """The option that set a run's highest demanded rate, as a capped sweep names it."""
+    return "--rates/--max-rate" if run.get("mode") == "swarm" else "--max-rate"
+
+
+def _benchmark_rows(entry: Mapping[str, Any], run: Mapping[str, Any]) -> list[SummaryRow]:
+    return entry_figures(entry)
+
+
+def _sweep_rows(sweep: Mapping[str, Any], run: Mapping[str, Any]) -> list[SummaryRow]:
+    return sweep_figures(sweep, cap_option(run))
+
+
+#: The sections whose contents have figures in the summary, in the summary's order, and the
+#: rows of one of their items (of a list section) or of the section itself (an object), given
+#: the file's ``run``. A new part with headline figures adds its section here: the writer and
+#: :func:`compute_summary` then keep its rows.
+SECTION_FIGURES: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], list[SummaryRow]]] = {
+    "benchmarks": _benchmark_rows,
+    "sweeps": _sweep_rows,
+}
+
+
+def section_rows(name: str, content: Any, run: Mapping[str, Any]) -> list[SummaryRow]:
+    """The rows of one section of a result document (:data:`SECTION_FIGURES`)."""
+    rows_of = SECTION_FIGURES[name]
+    if isinstance(content, list):
+        return [row for item in content if isinstance(item, Mapping) for row in rows_of(item, run)]
+    return rows_of(content, run) if isinstance(content, Mapping) else []
+
+
+def compute_summary(doc: Mapping[str, Any]) -> list[SummaryRow]:
+    """The summary rows of a result document, computed from its entries (what the runner
+    writes as ``summary``, and what a file without one reads as)."""
+    run = doc.get("run") if isinstance(doc.get("run"), Mapping) else {}
+    assert isinstance(run, Mapping)
+    return [row for name in SECTION_FIGURES for row in section_rows(name, doc.get(name), run)]
+
+
+def summary_rows(result: ResultFile | Mapping[str, Any]) -> list[SummaryRow]:
+    """The summary rows of a run: its file's own ``summary`` as written, or — for a file from
+    before the list existed, or one cut short before it was written — rows computed from its
+    entries by the same rules."""
+    doc = result.raw if isinstance(result, ResultFile) else result
+    cached = _READ.get(id(doc))
+    if cached is not None and cached[0] is doc:  # the tables and every chart ask per run
+        return list(cached[1])
+    stored = doc.get("summary")
+    if isinstance(stored, list) and (stored or not (doc.get("benchmarks") or doc.get("sweeps"))):
+        rows = [row for item in stored if isinstance(item, Mapping)
+                and (row := SummaryRow.from_dict(item)) is not None]
+    else:
+        rows = compute_summary(doc)
+    if len(_READ) >= _READ_LIMIT:
+        _READ.clear()
+    _READ[id(doc)] = (doc, tuple(rows))  # the document is kept: its id cannot be reused
+    return rows
+
+
+#: The rows of the documents read lately, by the document's id (documents are not changed once
+#: read: a ResultFile's raw document is the loader's).
+_READ: dict[int, tuple[Mapping[str, Any], tuple[SummaryRow, ...]]] = {}
+_READ_LIMIT = 4096
+
+
+def campaign_summary(campaign: Campaign) -> list[tuple[CampaignRun, SummaryRow]]:
+    """Every run's summary rows, with the run each comes from, in the campaign's order: what
+    ``sv7 report --csv`` writes as summary.csv (:data:`SUMMARY_CSV_FIELDS`,
+    :func:`summary_csv_cells`)."""
+    return [(run, row) for run in campaign.runs for row in summary_rows(run.result)]
