@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
@@ -149,13 +149,14 @@ def test_sampler_series_per_phase_and_stop() -> None:
     series = {s.phase: s for s in sampler.series()}
     assert {"a", "b"} <= set(series)
     # The samples of a phase cover it, from its first moment to its last: at least the pause,
-    # at most the whole block. The thread samples at most once an interval (a busy machine may
-    # wake it later, never sooner), and the phase's end adds one.
+    # at most the whole block (and the millisecond before it that a sample too close to the
+    # phase's start leaves to the phase). The thread samples at most once an interval (a busy
+    # machine may wake it later, never sooner), and the phase's end adds one.
     for phase, pause in (("a", 0.32), ("b", 0.12)):
         covered = sum(series[phase].dt_s)
-        assert pause <= covered <= lasted[phase], (phase, covered, lasted[phase])
+        assert pause <= covered <= lasted[phase] + 1e-3, (phase, covered, lasted[phase])
         assert len(series[phase].t_s) <= lasted[phase] / 0.05 + 2
-    assert len(series["a"].t_s) >= 3  # it does sample meanwhile: 6 intervals, 2 samples at least
+    assert len(series["a"].t_s) >= 2  # the thread samples meanwhile, not only the phase's end
     entry = series["a"].to_dict()
     lengths = {k: len(v) for k, v in entry.items() if isinstance(v, list)}
     assert len(series["a"].dt_s) == len(series["a"].t_s)
@@ -225,27 +226,36 @@ def search_facilities(client: Catalogue) -> object:
     return client.search("SELECT f FROM Facility f")
 
 
-@pytest.fixture()
-def stalling() -> Iterator[LocalCatalogue]:
-    with LocalCatalogue(ServeConfig(knobs=FaultKnobs(stall_every=150, stall_seconds=0.25))) as c:
-        yield c
-
-
-def test_corrected_p99_reflects_a_stall_that_the_uncorrected_hides(
-    stalling: LocalCatalogue,
+def test_corrected_latency_reflects_a_stall_that_the_uncorrected_hides(
+    catalogue: LocalCatalogue,
 ) -> None:
     # One worker is one connection, as in wrk2's demonstration: while a call stalls, the slots
-    # behind it wait, and only latency measured from the schedule sees them wait.
-    # 100/s leaves each call 10 ms, which one lean client holds even on a busy 2-core machine
-    # (at 250/s it fell behind there, and a client that lags is a different story).
-    with OpenLoop(lean(stalling.service_url), {"search": search_facilities}, workers=1) as load:
-        step = load.run(100, 3.2, warmup_s=0.1)
+    # behind it wait, and only latency measured from the schedule sees them wait. The 10th call
+    # stalls for 2 s at 20 calls/s: 1 call in the step's 80 took that long, and the 40 slots
+    # that came due meanwhile waited for it, half of them over 1 s. (A machine too busy to keep
+    # up makes the slots wait longer still, measured from the schedule, and only so; a search
+    # took 260 ms at the 90th percentile at load average 12.)
+    calls: list[int] = []
+
+    def search(client: Catalogue) -> object:
+        calls.append(len(calls))
+        if len(calls) == 10:
+            time.sleep(2.0)
+        return search_facilities(client)
+
+    # the client is made, and a first search answered (the catalogue builds its query parser
+    # then), before the step: on a busy machine that took the whole step
+    client = connect(ClientConfig(catalogue.service_url, read_timeout=60), "lean")
+    client.login("simple", ROOT)
+    search_facilities(client)
+    with OpenLoop(lambda: client, {"search": search}, workers=1) as load:
+        step = load.run(20, 4.0)
     corrected, uncorrected = step.corrected, step.uncorrected
-    assert step.errors == {} and step.sent > 300  # calls 150 and 300 stall: 2 of 320, < 1 %
-    assert corrected.percentile_ms(99.0) > 150
-    assert uncorrected.percentile_ms(99.0) < 50
-    assert uncorrected.max_ms > 240  # the stalled call itself is there, but is under 1 %
-    assert step.missed_slots > 20  # the calls queued behind the stalls were sent late
+    assert step.errors == {} and step.sent + step.unsent == 80 and step.sent >= 10
+    assert uncorrected.max_ms >= 2000  # the stalled call itself is measured...
+    assert uncorrected.percentile_ms(90.0) < 1000  # ...but it is one call: p90 hides it
+    assert corrected.percentile_ms(90.0) >= 1000  # the 10 % of slots that waited most
+    assert step.missed_slots >= 20  # the calls queued behind the stall were sent late
 
 
 def closed_port() -> int:
