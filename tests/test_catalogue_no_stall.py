@@ -44,6 +44,8 @@ FOUR_HOPS = (
     "SELECT COUNT(a) FROM Datafile a JOIN a.dataset d JOIN d.datafiles b JOIN b.dataset e "
     "JOIN e.datafiles c JOIN c.dataset f JOIN f.datafiles g"
 )
+#: Once more: 200**5 rows, hours of SQL.
+FIVE_HOPS = FOUR_HOPS + " JOIN g.dataset h JOIN h.datafiles k"
 #: The second client's answers before, and again after, the bad request.
 BASELINE_ANSWERS = 20
 #: A stall: the second client waited more than STALL_FACTOR times its longest wait while
@@ -394,14 +396,14 @@ def test_ctrl_c_stops_sv7_serve_while_a_query_runs(tmp_path: Path) -> None:
         url = wsdl.removesuffix("?wsdl")
         sid = login(url)
         query = threading.Thread(
-            target=_quiet_post, args=(url, search_body(sid, FOUR_HOPS)), daemon=True
+            target=_quiet_post, args=(url, search_body(sid, FIVE_HOPS)), daemon=True
         )
         query.start()
         time.sleep(1.0)
-        began = time.monotonic()
+        # The query would run for hours: a stop that waited for it would not end within the
+        # minute a busy machine may take to stop (10-15 s were seen at load average 15).
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=15) == 0
-        assert time.monotonic() - began < 5
+        assert proc.wait(timeout=60) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
