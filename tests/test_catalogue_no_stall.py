@@ -235,12 +235,12 @@ def test_a_query_over_its_time_budget_is_stopped_with_a_typed_fault_and_others_a
         sid = login(cat.service_url)
         with second_client(cat):
             began = time.monotonic()
-            r = post(cat.service_url, search_body(sid, FOUR_HOPS), timeout=60)
+            r = post(cat.service_url, search_body(sid, FIVE_HOPS), timeout=60)
             took = time.monotonic() - began
         code, message, ftype, _ = fault(r)
         assert (code, ftype) == ("S:Server", "INTERNAL")
         assert "--query-timeout (2 s)" in message
-        assert took < 10
+        assert took < 30  # stopped at its budget: the query runs for hours (generous: load)
         # the connection's work was stopped, not left running: the catalogue is idle again
         r = post(cat.service_url, search_body(sid, "SELECT COUNT(df) FROM Datafile df"))
         assert [e.text for e in returns(r)] == ["200"]
