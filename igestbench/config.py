@@ -112,6 +112,9 @@ class ServeConfig:
     #: The server's time zone (IANA name): ICAT reads dates without a zone in its JVM's zone
     #: and answers in it, so reference data made on a CET server reads back the same.
     timezone: str = "UTC"
+    #: Send an HTTP ``Date`` header with every answer. A real ICAT 6.2.0 on Payara sends none;
+    #: False imitates it (sv7 run then takes the server's clock from a createTime).
+    date_header: bool = True
     knobs: FaultKnobs = field(default_factory=FaultKnobs)
 
     def __post_init__(self) -> None:

@@ -114,6 +114,19 @@ def number(minimum: float, *, above: bool) -> Callable[[object], float]:
     return parse
 
 
+#: How sv7 names the unit of a demanded or answered rate (results/sweeps.py: RATE_UNIT).
+RATE_WORDS = "requests per second"
+
+
+def rate(value: object) -> float:
+    """A demanded rate in requests per second: a finite number > 0; its errors say the unit."""
+    try:
+        return number(0, above=True)(value)
+    except OptionError as exc:
+        raise OptionError(f"expected a rate in {RATE_WORDS} (requests/s), a number greater "
+                          f"than 0, not {_text(value)}") from exc
+
+
 def _items(value: object, separator: str = ",") -> list[str]:
     """The items of a list option: ``a,b`` text, or a TOML array."""
     if isinstance(value, str):
@@ -322,8 +335,9 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
               "LIMIT page size of the paged query (default 100)"),
     RunOption("--payload-bytes", "payload_bytes", whole(0),
               "data payload in each NeXus file (default 0)"),
-    RunOption("--max-rate", "max_rate", number(0, above=True),
-              "highest demanded rate of the load sweep, req/s (quick 40, full 200)"),
+    RunOption("--max-rate", "max_rate", rate,
+              f"highest demanded rate of the load sweep, in {RATE_WORDS} (requests/s; "
+              "quick 40, full 200)"),
     RunOption("--duration", "duration", number(0, above=True),
               "seconds per sweep step (quick 1, full 3)"),
     RunOption("--slo-ms", "slo_ms", number(0, above=True),
@@ -343,7 +357,8 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
               "agree to what needs agreeing to: --scale-sizes above 100000 on a --target",
               switch=True),
     RunOption("--fail-on", "fail_on", thresholds,
-              "thresholds, ';'-separated, e.g. 'single-query.p99<50ms;sweep.sustained>=100/s'"),
+              "thresholds, ';'-separated, e.g. 'single-query.p99<50ms;sweep.sustained>=100/s' "
+              "(the sweep's sustained rate, in requests/s)"),
     RunOption("--outage-wait", "outage_wait", number(0, above=False),
               "seconds to wait for a silent target (default 120)"),
     RunOption("--out", "out", directory, "directory of the result file (default reports/)"),

@@ -139,3 +139,31 @@ class SlowServer:
         method, _, rest = seen.partition(b" ")
         target = rest.split(b" ", 1)[0].decode("latin-1")
         return self.documents.get(target) if method == b"GET" else None
+
+
+class DroppingPort:
+    """A loopback port where a connection never comes, as behind a firewall that drops the
+    packets: a listener with a backlog of one that never accepts, its queue filled first, so
+    that Linux drops every further SYN (``tcp_abort_on_overflow`` 0, the default) and a connect
+    waits until its timeout. ``with DroppingPort() as port: port.url``."""
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0), backlog=0)
+        port = self._listener.getsockname()[1]
+        self._fillers: list[socket.socket] = []
+        for _ in range(4):  # more than the queue takes: the rest wait in SYN_SENT
+            filler = socket.socket()
+            filler.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                filler.connect(("127.0.0.1", port))
+            self._fillers.append(filler)
+        #: the service URL a client is given
+        self.url = f"http://127.0.0.1:{port}/ICATService/ICAT"
+
+    def __enter__(self) -> DroppingPort:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for filler in self._fillers:
+            filler.close()
+        self._listener.close()

@@ -342,3 +342,44 @@ def test_a_cleanup_stopped_hard_resumes_without_checking_the_journal_again(
     assert ids(client, "Facility", {"name": Condition("=", ctx.tag.name)}) == set()
     assert not path.exists()
     client.close()
+
+
+def test_the_cleanups_questions_go_out_side_by_side_a_level_at_a_time(
+    fresh_catalogue: LocalCatalogue, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Some forty questions precede the deletes; against a slow server (0.6 s a call) one by
+    one they took 17 s and a stopped sv7 swarm overran its 10 s. They go out side by side, on
+    connections of the same session: a handful of rounds, each as long as its slowest answer."""
+    from igestbench.workloads import lanes as lanes_module
+
+    client = login(fresh_catalogue)
+    path, ctx = run(client, fresh_catalogue, tmp_path)
+    facility = facility_of(ctx)
+    rounds: list[int] = []
+    on_lanes: list[int] = []
+    real_map = lanes_module.Lanes.map
+
+    def spied(self: lanes_module.Lanes, calls: Any) -> Any:
+        rounds.append(len(calls))
+        return real_map(self, calls)
+
+    real_run = lanes_module.Lanes._on_a_lane
+
+    def counted(self: lanes_module.Lanes, call: Any) -> Any:
+        on_lanes.append(1)
+        return real_run(self, call)
+
+    monkeypatch.setattr(lanes_module.Lanes, "map", spied)
+    monkeypatch.setattr(lanes_module.Lanes, "_on_a_lane", counted)
+    lean = connect(ClientConfig(url=fresh_catalogue.service_url), "lean")
+    lean.login("simple", {"username": "ingest", "password": "ingest"})
+    try:
+        report = cleanup(lean, Journal.load(path))
+    finally:
+        lean.close()
+    assert report.deleted >= 10 and report.complete
+    assert not below(client, facility)["Facility"]
+    asked = sum(rounds)
+    assert asked >= 30, rounds  # the tree's questions, all of them still asked
+    assert len(rounds) <= 12, rounds  # a level (or a stage) at a time
+    assert len(on_lanes) == asked - sum(1 for n in rounds if n < 2)  # on the session's lanes

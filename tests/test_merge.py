@@ -129,6 +129,39 @@ def test_without_a_campaign_the_files_define_it(tmp_path: Path) -> None:
     assert head["parts"] == ["verify", "burst", "sweep"]
 
 
+def test_a_campaign_toml_without_parts_expects_what_a_run_against_a_target_runs(
+        tmp_path: Path) -> None:
+    # sv7 run --target runs the scale part only when --parts names it: a campaign that names no
+    # parts must not count every site short of it (every site at 6 of 7 parts, 86 %)
+    toml = tmp_path / "campaign.toml"
+    toml.write_text('[campaign]\nname = "nov"\n[[site]]\nname = "HZB"\n[[target]]\n'
+                    f'name = "Two"\nurl = "{T2}"\n', encoding="utf-8")
+    config = load_campaign_config(toml)
+    assert "scale" not in config.parts and "scale" not in campaign().parts
+    assert config.parts == ("verify", "full-cycle", "single-query", "burst", "multi-query",
+                            "sweep")
+    every = ("verify", "full-cycle", "single-query", "burst", "multi-query", "sweep")
+    run = write_result(tmp_path / "r", "HZB", T2, parts=every)
+    head = merge([run], config).document["campaign"]
+    assert head["parts"] == list(every)
+    asked = tmp_path / "scale.toml"  # a campaign that wants it says so
+    asked.write_text(toml.read_text().replace('name = "nov"\n', 'name = "nov"\n'
+                                              'parts = ["verify", "scale"]\n', 1))
+    assert load_campaign_config(asked).parts == ("verify", "scale")
+
+
+def test_the_example_campaign_file_is_its_results_merged(tmp_path: Path) -> None:
+    # fixtures/campaign/README.md: campaign.json is `sv7 merge results/*.json --campaign
+    # campaign.toml -o campaign.json`; a merge today must give the same file
+    example = ROOT / "fixtures" / "campaign"
+    out = tmp_path / "campaign.json"
+    main(["merge", str(example / "results"), "--campaign", str(example / "campaign.toml"),
+          "-o", str(out)])
+    merged, kept = (json.loads(p.read_text()) for p in (out, example / "campaign.json"))
+    merged.pop("tool"), kept.pop("tool")  # the version of igestbench that merged it
+    assert merged == kept
+
+
 def test_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     toml = tmp_path / "campaign.toml"
     toml.write_text('[campaign]\nname = "nov"\nparts = ["verify"]\n'

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from igestbench.report import build_report, render_html, write_csv
+from igestbench.report.charts import chart_colours
+from igestbench.report.colours import DASHED, NEUTRAL, SOLID
 from igestbench.results.campaign import Campaign, dump_campaign, load_campaign
 from igestbench.results.growth import fit
 from igestbench.results.merge import merge
@@ -78,6 +80,29 @@ def test_the_page_draws_latency_against_size_and_tables_growth_and_ratio(tmp_pat
     assert tmp_path / "csv" / "scale.csv" in written
     assert len(rows) == len(SIZES) * len(QUERIES) * 2
     assert {r["role"] for r in rows} == {"root", "member"}
+
+
+def test_each_line_can_be_told_apart_and_has_its_sites_colour(tmp_path: Path) -> None:
+    # root and member over SOAP and REST: four lines a reader must tell apart in each panel;
+    # the site's colour is the one it has in every chart of the page (paler for the member),
+    # its interface the dash; the key beside the chart shows both
+    scale = section()
+    for size in scale["sizes"]:
+        size["queries"] += [{**q, "interface": "rest"} for q in size["queries"]]
+    scale["growth"] += [{**g, "interface": "rest"} for g in scale["growth"]]
+    merged = campaign(tmp_path, scale)
+    report = build_report(merged)
+    assert report.scale is not None
+    (chart,) = report.scale.charts
+    styles = {s.label: (s.colour, s.dash) for s in chart.panels[0].series}
+    assert len(styles) == 4 and len(set(styles.values())) == 4
+    site = chart_colours(merged)["A"]
+    assert styles["A · SOAP · root"] == (site, SOLID)
+    assert styles["A · REST · root"] == (site, DASHED)
+    assert styles["A · SOAP · member"][1] == SOLID and styles["A · REST · member"][1] == DASHED
+    assert styles["A · SOAP · member"][0] not in (site, NEUTRAL)
+    page = render_html(report)
+    assert f"3px dashed {site}" in page  # the key beside the chart shows the dash
 
 
 def test_a_run_without_a_member_says_so_and_has_no_ratio(tmp_path: Path) -> None:

@@ -100,7 +100,7 @@ def test_a_target_without_credentials_is_a_usage_error() -> None:
         ({"flavours": ("soap-ui",)}, "unknown soap-ui"),
         ({"concurrency": (0,)}, "levels from 1 to 256"),
         ({"cycles": 0}, "--cycles: expected a whole number of at least 1, not 0"),
-        ({"max_rate": float("inf")}, "--max-rate: expected a number greater than 0"),
+        ({"max_rate": float("inf")}, "--max-rate: expected a rate in requests per second"),
         ({"mix": {"lunch": 1}}, "--mix: unknown operation 'lunch'"),
         ({"fail_on": ("burst.p99<5ms",), "parts": ("verify",)}, "does not measure burst"),
         ({"insecure": True, "ca_file": Path("ca.pem")}, "contradict"),
@@ -121,7 +121,7 @@ def test_bad_file_and_environment_values_name_their_source(tmp_path: Path) -> No
     toml.write_text("[run]\ncolour = 'blue'\n")
     with pytest.raises(UsageError, match=r"unknown option\(s\) in \[run\]: colour"):
         load_run_config({}, config_file=toml, environ={})
-    with pytest.raises(UsageError, match=r"^SV7_MAX_RATE: expected a number greater than 0"):
+    with pytest.raises(UsageError, match=r"^SV7_MAX_RATE: expected a rate in requests per second"):
         load_run_config({}, environ={"SV7_MAX_RATE": "fast"})
     toml.write_text("[run\n")
     with pytest.raises(UsageError, match="not valid TOML"):
@@ -164,8 +164,10 @@ def _problem(cli: dict[str, object], environ: dict[str, str] | None = None,
         ("fail_on", "burst.p99<1.2.3ms", "'1.2.3' is not a number"),
         ("parts", "verify,lunch", "--parts: unknown lunch; choose from verify"),
         ("flavours", "soap-ui", "--flavour: unknown soap-ui; choose from zeep"),
-        ("max_rate", "0", "--max-rate: expected a number greater than 0, not 0"),
-        ("max_rate", "-5", "--max-rate: expected a number greater than 0, not -5"),
+        ("max_rate", "0", "--max-rate: expected a rate in requests per second (requests/s), "
+                          "a number greater than 0, not 0"),
+        ("max_rate", "-5", "--max-rate: expected a rate in requests per second (requests/s), "
+                           "a number greater than 0, not -5"),
         ("duration", "nan", "--duration: expected a number greater than 0, not nan"),
         ("warmup", "-1", "--warmup: expected a number of at least 0, not -1"),
         ("timeout", "soon", "--timeout: expected a number greater than 0, not 'soon'"),
@@ -197,7 +199,7 @@ def test_environment_and_file_values_are_checked_the_same_way_naming_their_sourc
         "(e.g. 1,2,4), not '[1, 0]'"
     )
     toml.write_text('[run]\nmax-rate = -1\nmix = { search = 1, lunch = 2 }\n')
-    assert _problem({}, toml=toml).startswith(f"{toml} [run] max-rate: expected a number")
+    assert _problem({}, toml=toml).startswith(f"{toml} [run] max-rate: expected a rate")
     toml.write_text('[run]\nmix = { search = 1, lunch = 2 }\n')
     assert _problem({}, toml=toml).startswith(f"{toml} [run] mix: unknown operation 'lunch'")
     # the command line wins, so a bad value below it is still reported: nothing bad goes unseen

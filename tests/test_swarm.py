@@ -286,7 +286,7 @@ def test_a_worker_refuses_a_master_whose_target_is_not_its_own(
         (["worker", "--master", "node:x"], "'node:x': the port"),
         (["master", "--workload", "burst", "--mix", "search=1"], "--mix is the mix of"),
         (["master", "--rates", "10"], "name the catalogue with --target"),
-        (["master", "--rates", "0,10"], "--rates: expected a number greater than 0"),
+        (["master", "--rates", "0,10"], "--rates: expected a rate in requests per second"),
     ],
 )
 def test_bad_swarm_options_are_one_line_and_exit_2(args: list[str], message: str) -> None:
@@ -312,7 +312,7 @@ def test_without_locust_sv7_swarm_says_what_to_install() -> None:
     # the help says what is true of the swarm: --target is required, no profiles, the secret
     text = " ".join(helped.stdout.split())
     assert "built-in" not in text and "quick" not in text and "full 200" not in text
-    assert "(required, here or as SV7_TARGET" in text and "(default 200)" in text
+    assert "(required, here or as SV7_TARGET" in text and "(requests/s; default 200)" in text
     assert "SV7_SWARM_SECRET" in text
     done = subprocess.run([*run, "worker"], env=env, capture_output=True, text=True)
     assert done.returncode == 2

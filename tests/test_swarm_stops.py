@@ -29,8 +29,10 @@ def catalogue() -> Iterator[LocalCatalogue]:
 
 @pytest.fixture()
 def slow_catalogue() -> Iterator[LocalCatalogue]:
-    """Every answer 0.6 s late: the ingest of the master's few files takes a dozen seconds."""
-    with LocalCatalogue(ServeConfig(knobs=FaultKnobs(latency_ms=600))) as cat:
+    """Every answer 0.4 s late: the ingest of the master's few files takes several seconds, and
+    so does the cleanup of what it made (its forty questions go out side by side: a handful of
+    round trips, tests/test_cleanup_proof.py)."""
+    with LocalCatalogue(ServeConfig(knobs=FaultKnobs(latency_ms=400))) as cat:
         yield cat
 
 
@@ -74,7 +76,7 @@ def test_sighup_while_the_master_ingests_into_a_slow_catalogue(
     with Swarm(slow_catalogue.service_url, tmp_path, "--rates", "10", workers=1,
               start_workers=False) as swarm:  # fmt: skip
         swarm.wait_for("waiting for 1 worker(s)", timeout=60)  # printed before the ingest
-        time.sleep(2.5)  # a few of its calls (0.6 s each) have created the run's first objects
+        time.sleep(2.5)  # a few of its calls (0.4 s each) have created the run's first objects
         _stopped(swarm, signal.SIGHUP, slow_catalogue.service_url)
     # stopped with objects made, and in the middle of the ingest: not after waiting it out
     # (all of it: Facility, Instrument, InvestigationType, Investigation, DatasetType, Dataset,

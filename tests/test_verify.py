@@ -302,6 +302,7 @@ def test_every_cause_is_provoked_above() -> None:
         "tls-expired", "tls-hostname", "http-status", "not-icat", "auth-refused",
         "insufficient-privileges", "wrong-result", "icat-fault-BAD_PARAMETER",
         "rest-missing",  # tests/test_verify_rest.py: a proxy that forwards SOAP only
+        "connect-timeout",  # tests/test_timeout_hints.py: a port that drops the connection
     }  # fmt: skip
     assert provoked <= set(CAUSES)
     # not provoked for real: a TLS protocol mismatch, bad options, and bugs in the suite
@@ -441,3 +442,33 @@ def test_hand_run_output_has_diagnoses_not_tracebacks(
     out = capsys.readouterr().out
     assert "tls-unknown-ca: the certificate is issued by a CA" in out
     assert "Traceback" not in out and "raise " not in out
+
+
+FINALISED_STOP = '''
+import pathlib
+
+class Client:
+    def __del__(self):
+        # a signal's stop raised while the collector closes a client, as stopping.py raises it
+        raise KeyboardInterrupt("SIGHUP")
+
+def test_a_check_whose_client_is_collected():
+    Client()
+
+def test_a_check_after_it():
+    pathlib.Path(__file__).with_name("ran-after").touch()
+'''
+
+
+def test_a_stop_raised_in_a_finaliser_stops_the_checks_at_once(tmp_path: Path) -> None:
+    """A signal whose stop lands in a ``__del__`` (Python drops it there) still stops the checks
+    at the next one and reaches the caller; under ``filterwarnings = error`` (the project's own
+    pytest settings, which a checkout's checks pick up) it once failed the whole session
+    instead — ``sv7 run`` exited 1 with a traceback (CI, 2026-11-26)."""
+    checks = tmp_path / "checks"
+    checks.mkdir()
+    (checks / "test_finaliser.py").write_text(FINALISED_STOP)
+    (tmp_path / "pytest.ini").write_text("[pytest]\nfilterwarnings =\n    error\n")
+    with pytest.raises(KeyboardInterrupt):
+        run_verification(VerifyOptions(target="http://127.0.0.1:9"), quiet=True, sv_tests=checks)
+    assert not (checks / "ran-after").exists()

@@ -29,12 +29,14 @@ headers, which can trickle too. The cost is a thread-local read, a clock read an
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import socket
 import ssl
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from typing import Any
 
 import urllib3
@@ -50,10 +52,12 @@ __all__ = [
     "BoundedHTTPSHandler",
     "BoundedSSLSocket",
     "BoundedSocket",
+    "ConnectTimeout",
     "ExchangeTimeout",
     "bound_tls",
     "bounded_socket",
     "budget",
+    "connecting",
     "create_connection",
 ]
 
@@ -79,6 +83,16 @@ class ExchangeTimeout(TimeoutError):
     def __init__(self, seconds: float) -> None:
         super().__init__(f"no complete answer within {seconds:g} s")
         self.seconds = seconds
+
+
+class ConnectTimeout(ExchangeTimeout):
+    """No connection within the time allowed: nothing answered the attempt to connect (a
+    firewall that drops the packets, no route) — unlike an answer that came too slowly."""
+
+    def __init__(self, seconds: float | None) -> None:
+        TimeoutError.__init__(self, "no connection " + (
+            f"within {seconds:g} s" if seconds is not None else "in time"))  # fmt: skip
+        self.seconds = seconds or 0.0
 
 
 class budget:
@@ -216,9 +230,23 @@ def create_connection(
     source_address: tuple[str, int] | None = None,
     **kwargs: Any,
 ) -> BoundedSocket:
-    """:func:`socket.create_connection`, within the budget, giving a :class:`BoundedSocket`."""
-    sock = socket.create_connection(address, remaining(timeout), source_address, **kwargs)
+    """:func:`socket.create_connection`, within the budget, giving a :class:`BoundedSocket`;
+    :class:`ConnectTimeout` when no connection came in time."""
+    with connecting(timeout):
+        sock = socket.create_connection(address, remaining(timeout), source_address, **kwargs)
     return bounded_socket(sock)
+
+
+@contextlib.contextmanager
+def connecting(seconds: float | None = None) -> Iterator[None]:
+    """A timeout inside (the socket's ``seconds``, or the budget spent) is a
+    :class:`ConnectTimeout`: its hint is a firewall or a route, not a slow server."""
+    try:
+        yield
+    except ConnectTimeout:
+        raise
+    except TimeoutError as exc:
+        raise ConnectTimeout(getattr(exc, "seconds", seconds)) from exc
 
 
 def bound_tls(context: ssl.SSLContext) -> ssl.SSLContext:
@@ -269,13 +297,15 @@ class BoundedHTTPSHandler(urllib.request.HTTPSHandler):
 
 class _Urllib3Connection(urllib3.connection.HTTPConnection):
     def _new_conn(self) -> socket.socket:
-        self.timeout = remaining(self.timeout)  # connecting, too, ends within the budget
+        with connecting():  # urllib3's own connect timeout is its ConnectTimeoutError
+            self.timeout = remaining(self.timeout)  # connecting, too, ends within the budget
         return bounded_socket(super()._new_conn())
 
 
 class _Urllib3TLSConnection(urllib3.connection.HTTPSConnection):
     def _new_conn(self) -> socket.socket:
-        self.timeout = remaining(self.timeout)
+        with connecting():
+            self.timeout = remaining(self.timeout)
         return bounded_socket(super()._new_conn())
 
 

@@ -122,6 +122,7 @@ class LeanCatalogue:
     flavour = "lean"
 
     def __init__(self, config: ClientConfig) -> None:
+        self._config = config
         self._endpoint = endpoint_of(config.url)
         self._http = KeepAliveConnection(self._endpoint, config)
         self._session_id: str | None = None
@@ -138,6 +139,18 @@ class LeanCatalogue:
         self._profile = profile
         self._operations = {op.name: op for op in operations_for(profile)}
         self._templates = {op.name: envelope_template(op) for op in operations_for(profile)}
+
+    def sibling(self) -> LeanCatalogue:
+        """Another connection in this client's session, made without a call: for queries sent
+        side by side (a latency-bound cleanup). Close it when done; it does not log out."""
+        twin = LeanCatalogue.__new__(LeanCatalogue)
+        twin._config = self._config
+        twin._endpoint = self._endpoint
+        twin._http = KeepAliveConnection(self._endpoint, self._config)
+        twin._session_id, twin._sid_text = self._session_id, self._sid_text
+        twin._api_version = self._api_version
+        twin._use_profile(self._profile)
+        return twin
 
     def __repr__(self) -> str:
         return f"<LeanCatalogue {self._endpoint.service_url} ICAT {self._api_version}>"

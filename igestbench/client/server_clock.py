@@ -3,9 +3,11 @@
 ICAT stamps every object with ``createTime`` by the server's clock. Cleanup proves an object is
 the run's only if that stamp lies within the run's time, so the run records the server's clock
 when it begins (beside its own): machines of a campaign are not always in step, and a window
-measured by the client's clock alone would have to allow for any difference. Every HTTP server
-with a clock sends ``Date`` (RFC 9110 §6.6.1; Payara does, as does the local catalogue), to the
-second; the WSDL's URL answers on every ICAT, and only its headers are read.
+measured by the client's clock alone would have to allow for any difference. An HTTP server
+with a clock should send ``Date`` (RFC 9110 §6.6.1; the local catalogue does), to the second;
+the WSDL's URL answers on every ICAT, and only its headers are read. Payara, as a real ICAT
+6.2.0 runs it, sends none: the run then reads the server's clock from the createTime of its
+first object (:mod:`igestbench.workloads.clock_facility`).
 """
 
 from __future__ import annotations

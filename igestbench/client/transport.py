@@ -41,7 +41,7 @@ from lxml import etree
 
 from igestbench import __version__, redaction
 from igestbench.client.base import ClientConfig
-from igestbench.client.deadline import BoundedAdapter, bound_tls, budget
+from igestbench.client.deadline import BoundedAdapter, ConnectTimeout, bound_tls, budget
 from igestbench.errors import Sv7Error, TransportError, UsageError
 from igestbench.icat.endpoint import Endpoint
 from igestbench.icat.entity_info import decode_entity_info
@@ -141,6 +141,9 @@ class TransportCause(enum.StrEnum):
 
     DNS = "dns"
     REFUSED = "refused"
+    #: No connection in time: nothing answered the attempt (a firewall drops it, no route).
+    CONNECT_TIMEOUT = "connect-timeout"
+    #: Connected, but no complete answer in time (a slow or overloaded server).
     TIMEOUT = "timeout"
     TLS = "tls"
     #: Reset or closed in the middle of an exchange.
@@ -152,6 +155,7 @@ class TransportCause(enum.StrEnum):
 _CAUSE_TEXT = {
     TransportCause.DNS: "host name not found",
     TransportCause.REFUSED: "connection refused",
+    TransportCause.CONNECT_TIMEOUT: "could not connect in time",
     TransportCause.TIMEOUT: "timed out",
     TransportCause.TLS: "TLS failed",
     TransportCause.CONNECTION: "connection lost",
@@ -201,11 +205,22 @@ def _is_timeout(exc: BaseException) -> bool:
     return isinstance(exc, _TIMEOUTS) and not isinstance(exc, urllib3.exceptions.NewConnectionError)
 
 
-# Most specific first: the OS's verdict (refused, no such host) beats the wrappers around it.
+def is_connect_timeout(exc: BaseException) -> bool:
+    """Whether ``exc`` is a timeout while connecting (ours, requests' or urllib3's), not while
+    waiting for the answer."""
+    if isinstance(exc, ConnectTimeout | requests.ConnectTimeout):
+        return True
+    return isinstance(exc, urllib3.exceptions.ConnectTimeoutError) and not isinstance(
+        exc, urllib3.exceptions.NewConnectionError)  # fmt: skip
+
+
+# Most specific first: the OS's verdict (refused, no such host) beats the wrappers around it,
+# and a timeout while connecting the timeout of the exchange around it.
 _CLASSIFIERS: tuple[tuple[TransportCause, Callable[[BaseException], bool]], ...] = (
     (TransportCause.REFUSED, lambda e: isinstance(e, ConnectionRefusedError)),
     (TransportCause.DNS, lambda e: isinstance(e, socket.gaierror)),
     (TransportCause.TLS, lambda e: isinstance(e, ssl.SSLError | ssl.CertificateError)),
+    (TransportCause.CONNECT_TIMEOUT, is_connect_timeout),
     (TransportCause.TIMEOUT, _is_timeout),
 )
 
@@ -254,15 +269,19 @@ def transport_errors(
         raise
     except NETWORK_ERRORS as exc:
         if limit.expired:
-            raise _spent(limit, url) from exc
+            raise _spent(limit, url, exc) from exc
         raise classify(exc, url) from exc
     except not_icat as exc:
         if limit.expired:
-            raise _spent(limit, url) from exc
+            raise _spent(limit, url, exc) from exc
         raise TransportFailure(TransportCause.NOT_ICAT, url, _detail(exc)) from exc
 
 
-def _spent(limit: budget, url: str) -> TransportFailure:
+def _spent(limit: budget, url: str, exc: BaseException) -> TransportFailure:
+    if any(is_connect_timeout(e) for e in _chain(exc)):
+        return TransportFailure(
+            TransportCause.CONNECT_TIMEOUT, url, f"no connection within {limit.seconds:g} s"
+        )
     return TransportFailure(
         TransportCause.TIMEOUT, url, f"no complete answer within {limit.seconds:g} s"
     )

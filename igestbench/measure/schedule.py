@@ -64,7 +64,9 @@ Operation = Callable[[Catalogue], object]
 Reconnect = Literal["new-client", "reopen"]
 
 #: Error causes where nothing answered (the others are answers: faults, wrong results, statuses).
-NO_ANSWER = frozenset({"timeout", "refused", "reset", "tls", "dns", "client-resources"})
+NO_ANSWER = frozenset(
+    {"connect-timeout", "timeout", "refused", "reset", "tls", "dns", "client-resources"}
+)
 _RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.EADDRNOTAVAIL, errno.ENOBUFS})
 _CAUSE_NAMES = {TransportCause.CONNECTION: "reset"}
 
@@ -211,6 +213,51 @@ class OpenLoop:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    # --- before the first step ----------------------------------------------------------
+
+    def warm_up(self, rate: float, seconds: float) -> dict[str, float | int]:
+        """Before the first step, nothing of it counted: every worker's client made at once
+        (connection, TLS, login), then the schedule at ``rate`` for ``seconds`` — and at least
+        until each worker had a call on its connection, and the server its first queries.
+
+        Without it the first step ran cold: its workers connected and logged in inside their
+        first timed calls (the step's own warm-up, a fraction of a second at the first rate,
+        covers a few of the workers only), and it read worse than the steps after it. What it
+        did goes into the result file (``sweeps[].warmup``).
+        """
+        made = self._make_clients()
+        seconds = max(seconds, (self.workers + len(self._ops)) / rate)
+        # OpenLoop's own step: a subclass's handling of outages is for measured steps
+        result = OpenLoop.run(self, rate, seconds)
+        return {"rate": rate, "seconds": seconds, "clients": made, "calls": result.sent}
+
+    def _make_clients(self) -> int:
+        """Make the client of every worker that has none, in parallel; how many there are.
+        A failure is left for that worker's first call, which counts it."""
+
+        def make(k: int) -> None:
+            if self._stop.is_set():
+                return
+            try:
+                client = self._factory()
+            except Exception:
+                return
+            with self._lock:
+                if self._clients[k] is None:
+                    self._clients[k] = client
+                    return
+            _close_quietly(client)
+
+        threads = [threading.Thread(target=make, args=(k,), name=f"{CLIENT_THREAD_PREFIX}{k}",
+                                    daemon=True)
+                   for k in range(self.workers) if self._clients[k] is None]  # fmt: skip
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        with self._lock:
+            return sum(client is not None for client in self._clients)
 
     # --- one step --------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from igestbench.measure.stats import LatencyStats, OpStats, mean_ci95, merge_ops
-from igestbench.results.sweeps import meets_objective
+from igestbench.results.sweeps import meets_objective, rate_text
 
 if TYPE_CHECKING:
     from igestbench.measure.sampler import Sampler
@@ -148,10 +148,11 @@ def combine(repetitions: Sequence[StepResult]) -> StepResult:
 def step_failure(step: StepResult, slo_ms: float) -> str | None:
     """Why ``step`` clearly failed (a sweep stops there), or None."""
     if step.error_fraction >= FAILED_ERROR_FRACTION:
-        return f"{step.demanded_rate:g}/s: errors on {step.error_fraction:.0%} of the calls"
+        return f"{rate_text(step.demanded_rate)}: errors on {step.error_fraction:.0%} of the calls"
     median = step.corrected.percentile_ms(50.0)
     if median > FAILED_SLO_FACTOR * slo_ms:
-        return f"{step.demanded_rate:g}/s: median latency {median:.1f} ms > 10 x {slo_ms:g} ms"
+        return (f"{rate_text(step.demanded_rate)}: median latency {median:.1f} ms > 10 x "
+                f"{slo_ms:g} ms")  # fmt: skip
     return None
 
 
@@ -218,15 +219,21 @@ class SweepResult:
     #: Why the sweep ended before ``max_rate`` (None when it ran every step).
     stopped: str | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: The warm-up before the first step, not counted (:meth:`OpenLoop.warm_up`): its rate,
+    #: seconds, clients made and calls; None: none ran.
+    warmup: Mapping[str, float | int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        entry = {
             "flavour": self.flavour,
             "slo_ms": self.slo_ms,
             "connection_mode": self.connection_mode,
             "steps": [s.to_dict() for s in self.steps],
             "sustained_rate": self.sustained_rate,
         }
+        if self.warmup is not None:
+            entry["warmup"] = dict(self.warmup)
+        return entry
 
 
 def run_sweep(
@@ -241,9 +248,13 @@ def run_sweep(
     step_total = config.repeat * (config.warmup_s + config.step_s)
     steps: list[StepResult] = []
     stopped: str | None = None
-    for rate in sweep_rates(config):
+    rates = sweep_rates(config)
+    # the first step must not pay for connections, logins and cold server caches
+    warmup = load.warm_up(rates[0], config.warmup_s) if rates and not load.stopped else None
+    for rate in rates:
         if time.monotonic() - started + step_total > config.max_total_s:
-            stopped = f"time budget of {config.max_total_s:g} s reached before {rate:g}/s"
+            stopped = (f"time budget of {config.max_total_s:g} s reached before "
+                       f"{rate_text(rate)}")  # fmt: skip
             break
         in_phase = sampler.phase(f"{phase}/{rate:g}") if sampler else contextlib.nullcontext()
         with in_phase as series:
@@ -255,7 +266,7 @@ def run_sweep(
             step = dataclasses.replace(step, client_cpu=series.client_summary())
         steps.append(step)
         if load.stopped:
-            stopped = f"stopped during the step at {rate:g}/s"
+            stopped = f"stopped during the step at {rate_text(rate)}"
             break
         stopped = step_failure(step, config.slo_ms)
         if stopped is not None:
@@ -267,4 +278,5 @@ def run_sweep(
         steps=tuple(steps),
         sustained_rate=sustained_rate(steps, config.slo_ms),
         stopped=stopped,
+        warmup=warmup,
     )

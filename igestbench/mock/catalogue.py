@@ -39,9 +39,10 @@ SERVICE_PATHS = ("/ICATService/ICAT", "/icat/ICAT")
 #: Requests with bodies up to this size (bytes) are tried on the event loop first: decoding
 #: and compiling so little costs well under a millisecond.
 INLINE_BODY = 4096
-#: How long a request may run on the event loop before it is moved to a worker (seconds); it is
-#: checked while SQL runs and counts from the request's start, so a 2,000-row search (about
-#: 10 ms in all on a 2-core machine, 4 of them fetching rows) stays on the loop.
+#: How long a read may hold the event loop (seconds): one that held it longer runs in a worker
+#: from then on (mock/plans.py: whether a read may run there is decided before it runs, and a
+#: statement is never stopped to run again); a 2,000-row search (about 10 ms in all on a 2-core
+#: machine, 4 of them fetching rows) stays on the loop.
 INLINE_SQL_S = 0.05
 
 
@@ -120,14 +121,15 @@ class CatalogueApp:
     def _soap(self, request: Request) -> Response | Awaitable[Response]:
         # A small request is answered on the event loop if its SQL is quick and waits for no
         # one: a hand-over to a thread would cost more than answering it. Anything else (a
-        # larger body, or SQL beyond INLINE_SQL_S) runs, whole, in a worker thread, while the
-        # event loop keeps reading and answering other connections.
+        # larger body, a delete, a read that scans a big table or was slow before, a write
+        # waiting for another) runs, whole, in a worker thread — decided before any of its SQL
+        # runs — while the event loop keeps reading and answering other connections.
         if len(request.body) <= INLINE_BODY:
             try:
                 status, body = self.endpoint.handle(request.body, inline_s=INLINE_SQL_S)
                 return Response(status, body)
             except RunElsewhere:
-                pass  # rolled back: nothing of it remains, it runs again in a worker
+                pass  # nothing of it ran (or it was rolled back): it runs in a worker
         return self.workers.run(self._answer, request, large=len(request.body) > LARGE_BODY)
 
     def _answer(self, request: Request) -> Response:
@@ -253,6 +255,7 @@ class LocalCatalogue:
                 max_bodies_in_flight=self.config.max_bodies_in_flight_bytes,
                 idle_timeout=self.config.idle_timeout_s,
             ),
+            date_header=self.config.date_header,
         )
         self._connections = factory
         ssl_ctx = self.tls.server_context() if self.tls else None

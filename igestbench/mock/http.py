@@ -108,8 +108,10 @@ class HttpProtocol(asyncio.Protocol):
         limits: HttpLimits,
         budget: BodyBudget,
         connections: set[HttpProtocol],
+        date_header: bool = True,
     ) -> None:
         self.handler = handler
+        self.date_header = date_header
         self.connections = connections
         self.scheme = scheme
         self.max_body = limits.max_body
@@ -291,8 +293,10 @@ class HttpProtocol(asyncio.Protocol):
         if response.status != 204:
             head.append(f"Content-Length: {len(response.body)}")
         head.append("Server: sv7-local-catalogue")
-        # RFC 9110 6.6.1: a server with a clock sends one (cleanup reads the run's start here)
-        head.append(f"Date: {email.utils.formatdate(usegmt=True)}")
+        # RFC 9110 6.6.1: a server with a clock sends one (cleanup reads the run's start here);
+        # Payara, as a real ICAT 6.2.0 runs it, does not
+        if self.date_header:
+            head.append(f"Date: {email.utils.formatdate(usegmt=True)}")
         head += [f"{k}: {v}" for k, v in response.headers.items()]
         if close:
             head.append("Connection: close")
@@ -340,8 +344,11 @@ _REFUSALS = {
 class ConnectionFactory:
     """Makes a protocol per connection and remembers the open ones, to close them at shutdown."""
 
-    def __init__(self, handler: Handler, scheme: str, limits: HttpLimits) -> None:
+    def __init__(
+        self, handler: Handler, scheme: str, limits: HttpLimits, date_header: bool = True
+    ) -> None:
         self.handler = handler
+        self.date_header = date_header
         self.scheme = scheme
         self.limits = limits
         self.budget = BodyBudget(limits.max_bodies_in_flight)
@@ -349,7 +356,8 @@ class ConnectionFactory:
 
     def __call__(self) -> HttpProtocol:
         return HttpProtocol(
-            self.handler, self.scheme, self.limits, self.budget, self.connections
+            self.handler, self.scheme, self.limits, self.budget, self.connections,
+            self.date_header,
         )
 
     def close_all(self) -> None:

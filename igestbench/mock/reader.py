@@ -20,6 +20,7 @@ from igestbench.icat.schema import BASE_FIELDS, Entity, Field, Profile, RelType
 from igestbench.mock import row_json, row_xml, tables
 from igestbench.mock.jpql import CompiledSearch, IncludeNode, compile_get, compile_search
 from igestbench.mock.jpql.model import correlated
+from igestbench.mock.plans import Plans
 from igestbench.mock.store import Store
 
 #: entity name → (SQL selecting the ids the user may read, params); None: everything readable.
@@ -110,13 +111,17 @@ class Reader:
         self.max_entities = max_entities
         #: The server's time zone, which the XML answers give their dates in (as ICAT does).
         self.zone = zone
+        #: Where each read may run, and the shape it runs in (before any of its SQL runs).
+        self.plans = Plans(store)
 
     def search(self, user: str, query: str, restrict: Restrictions) -> SearchResult:
-        compiled, cursor = self._execute(user, query, restrict)
-        if compiled.kind == "values":
-            return self._values(compiled, cursor)
-        entity, rows, ones, manys = self._entities(compiled, cursor, restrict, _beans)
-        return SearchResult(_beans(self.profile, entity, rows, ones, manys))
+        compiled = self._compile(user, query, restrict)
+        with self.plans.timed(compiled.sql):
+            cursor = self._run(compiled.sql, compiled.params)
+            if compiled.kind == "values":
+                return self._values(compiled, cursor)
+            entity, rows, ones, manys = self._entities(compiled, cursor, restrict, _beans)
+            return SearchResult(_beans(self.profile, entity, rows, ones, manys))
 
     def search_xml(self, user: str, query: str, restrict: Restrictions) -> str:
         """The ``return`` elements of ICAT's search answer, as text (the body of searchResponse)."""
@@ -139,20 +144,24 @@ class Reader:
             select = tables.select_list(entity, compiled.alias)
             columns = select.split(", ")[: encoder.attribute_columns]
             sql = compiled.sql.replace(select, ", ".join(columns), 1)
-            rows = self.store.conn.execute(sql, compiled.params).fetchmany(self.max_entities + 1)
-            self._check_size(len(rows))
-            return codec.entities(encoder.rows_text(rows))
-        cursor = self.store.conn.execute(compiled.sql, compiled.params)
-        if compiled.kind == "values":
-            return codec.values(self.profile, self._values(compiled, cursor, self.zone), self.zone)
-        build = functools.partial(self._bodies, codec)
-        entity, rows, ones, manys = self._entities(compiled, cursor, restrict, build)
-        encoder = codec.row_encoder(self.profile, entity.name, self.zone)
-        return codec.entities(encoder.returns(rows, ones, manys))
+            with self.plans.timed(sql):
+                rows = self._run(sql, compiled.params).fetchmany(self.max_entities + 1)
+                self._check_size(len(rows))
+                return codec.entities(encoder.rows_text(rows))
+        with self.plans.timed(compiled.sql):
+            cursor = self._run(compiled.sql, compiled.params)
+            if compiled.kind == "values":
+                values = self._values(compiled, cursor, self.zone)
+                return codec.values(self.profile, values, self.zone)
+            build = functools.partial(self._bodies, codec)
+            entity, rows, ones, manys = self._entities(compiled, cursor, restrict, build)
+            encoder = codec.row_encoder(self.profile, entity.name, self.zone)
+            return codec.entities(encoder.returns(rows, ones, manys))
 
     def get(self, user: str, query: str, obj_id: int, restrict: Restrictions) -> Bean:
-        entity, row, ones, manys = self._get(user, query, obj_id, restrict, _beans)
-        return _beans(self.profile, entity, [row], ones, manys)[0]
+        with self.plans.timed(_get_key(query)):
+            entity, row, ones, manys = self._get(user, query, obj_id, restrict, _beans)
+            return _beans(self.profile, entity, [row], ones, manys)[0]
 
     def get_xml(self, user: str, query: str, obj_id: int, restrict: Restrictions) -> str:
         """The ``return`` element of ICAT's get answer, as text (the body of getResponse)."""
@@ -166,9 +175,10 @@ class Reader:
         self, user: str, query: str, obj_id: int, restrict: Restrictions, codec: Codec
     ) -> str:
         build = functools.partial(self._bodies, codec)
-        entity, row, ones, manys = self._get(user, query, obj_id, restrict, build)
-        encoder = codec.row_encoder(self.profile, entity.name, self.zone)
-        return encoder.returns([row], ones, manys)
+        with self.plans.timed(_get_key(query)):
+            entity, row, ones, manys = self._get(user, query, obj_id, restrict, build)
+            encoder = codec.row_encoder(self.profile, entity.name, self.zone)
+            return encoder.returns([row], ones, manys)
 
     def _bodies(
         self,
@@ -186,6 +196,7 @@ class Reader:
     ) -> tuple[Entity, Row, dict[str, dict[int, T]], dict[str, dict[int, list[T]]]]:
         """The row of object ``obj_id`` and, built by ``build``, what it INCLUDEs."""
         compiled = compile_get(self.profile, query)
+        self.plans.check(_get_key(query))  # a get INCLUDing much: one row, many children
         entity = self.profile.entity(compiled.entity)
         sql = (
             f"SELECT {tables.select_list(entity, 'o')} FROM {tables.table(entity)} o WHERE o.id = ?"
@@ -212,11 +223,10 @@ class Reader:
         key = None if restrict is None else tuple(sorted(restrict.items()))
         return compile_search(self.profile, query, user=user, restrict=key, zone=self.zone)
 
-    def _execute(
-        self, user: str, query: str, restrict: Restrictions
-    ) -> tuple[CompiledSearch, sqlite3.Cursor]:
-        compiled = self._compile(user, query, restrict)
-        return compiled, self.store.conn.execute(compiled.sql, compiled.params)
+    def _run(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
+        """A compiled search's statement run, in the shape its plan chose (:mod:`plans`);
+        :class:`RunElsewhere` before it runs when it is no work for the event loop."""
+        return self.store.conn.execute(self.plans.statement(sql, params), params)
 
     def _entities(
         self,
@@ -355,6 +365,11 @@ def _beans(
                 values[name] = children
         beans.append(bean)
     return beans
+
+
+def _get_key(query: str) -> str:
+    """What a slow ``get`` is remembered by (:meth:`Plans.timed`): its query, not the id."""
+    return "get " + query
 
 
 def _chunks(ids: Sequence[int]) -> Iterable[Sequence[int]]:

@@ -156,6 +156,8 @@ class RestEndpoint:
             return self._options(request, parts, routes)
         if parts == ["port"]:  # ICAT's export and import: files, not JSON (mock/port.py)
             return self._port(request, routes, inline_s)
+        if inline_s is not None and request.method == "DELETE":
+            raise RunElsewhere  # a delete cascades: how far, nothing tells before it runs
         try:
             route = self._route(request.method, routes)
             with self.service.time_budget(inline_s):

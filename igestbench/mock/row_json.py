@@ -68,7 +68,7 @@ def _converter(f: Field, dates: Callable[[str], str]) -> Callable[[Any], str]:
     if f.type == "Date":
         return dates
     if f.type in ("Long", "Integer"):
-        return str  # the store lets only ints into these columns (store._check_value)
+        return str  # the store lets only ints into these columns (values.check_value)
     if f.type in ("boolean", "Boolean"):
         return _bool_text
     if f.type == "Double":

@@ -57,3 +57,10 @@ def dash_for(interface: str, flavour_rank: int = 0, swarm: bool = False) -> str:
 
 def colour_of(colours: Mapping[str, str], name: str | None) -> str:
     return colours.get(name or "", NEUTRAL)
+
+
+def paler(colour: str, towards_white: float = 0.5) -> str:
+    """The same hue, lighter: a second kind of line of one site (the scale chart draws an
+    ordinary member's queries beside root's) keeps the site's colour family."""
+    rgb = [int(colour[i : i + 2], 16) for i in (1, 3, 5)]
+    return "#" + "".join(f"{round(c + (255 - c) * towards_white):02x}" for c in rgb)

@@ -64,7 +64,10 @@ def _unreachable_cause(probe: Mapping[str, Any], note: str) -> tuple[str, str] |
         return ("not-icat", "no ICAT WSDL at the address") if http.get("wsdl_ok") is False \
             else None
     text = f"{error} {note}".lower()
-    for needle, cause in (("refused", "refused"), ("timed out", "timeout"),
+    for needle, cause in (("refused", "refused"), ("connect-timeout", "connect-timeout"),
+                          ("connecttimeout", "connect-timeout"),
+                          ("could not connect in time", "connect-timeout"),
+                          ("timed out", "timeout"),
                           ("timeout", "timeout"), ("name or service", "dns"),
                           ("host name not found", "dns"), ("getaddrinfo", "dns")):
         if needle in text:
@@ -109,16 +112,19 @@ def _text(cause: str, target: str, port: int | None, operator: str | None,
     also = f"; checks of {_sites(flagged)} flag it too" if blocked and flagged else ""
     connect = f"sites {_sites(blocked)} could not connect{also}" if blocked \
         else f"checks of sites {who} flag it"
-    if cause in ("refused", "timeout") and operator and operator_reached and blocked:
+    if cause in ("refused", "connect-timeout") and operator and operator_reached and blocked:
         verb = "refused" if cause == "refused" else "dropped"
         return (f"the firewall at {operator} {verb} connections from outside its site "
                 f"({_sites(blocked)})")
     if cause == "refused":
         return f"{target} refused connections{on_port}; {connect}"
-    if cause == "timeout":
+    if cause == "connect-timeout":
         at = f" at {operator}" if operator else ""
         return (f"connections to {target}{on_port} timed out, a firewall{at} likely drops "
                 f"them; {connect}")
+    if cause == "timeout":
+        return (f"{target} did not answer in time{on_port} (a slow server, or, in files of "
+                f"older versions, a firewall); {connect}")
     if cause == "tls-self-signed":
         return f"{target} presents a self-signed certificate{on_port}; {connect}"
     if cause == "tls-unknown-ca":

@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from igestbench.report.charts import Chart
+from igestbench.report.charts import Chart, chart_colours
+from igestbench.report.colours import colour_of, dash_for, paler
 from igestbench.report.series import Panel, Series
 from igestbench.results.campaign import Campaign, CampaignRun
 from igestbench.results.figures import MS, P50, SCALE, figure, format_number
@@ -61,6 +62,24 @@ class RatioRow:
 
 
 @dataclass(frozen=True)
+class LatencyRow:
+    """One run's p50 of each query at one size, as one role over one interface (the numbers
+    the chart draws, for the Markdown page)."""
+
+    target: str
+    site: str
+    interface: str
+    role: str
+    size: int
+    #: p50 (ms) per query, None where not measured
+    cells: tuple[float | None, ...]
+
+    @staticmethod
+    def text(value: float | None) -> str:
+        return format_number(value)
+
+
+@dataclass(frozen=True)
 class ScaleView:
     #: (name, label) of each query, in the order of the runs' sets
     queries: tuple[tuple[str, str], ...]
@@ -71,6 +90,10 @@ class ScaleView:
     notes: tuple[str, ...]
     #: every measured cell, as scale.csv holds it (SCALE_CSV_HEADER)
     cells: tuple[list[Any], ...] = ()
+    #: the p50s the charts draw, per run, interface, role and size (the Markdown's table)
+    latency: tuple[LatencyRow, ...] = ()
+    #: the unit of a latency (the registry's: figures.figure(SCALE, P50))
+    unit: str = MS
 
     def with_drawings(self, charts: Sequence[Chart]) -> ScaleView:
         return replace(self, charts=tuple(charts))
@@ -106,7 +129,9 @@ def _queries(sections: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, str], ..
 
 
 def _chart(index: int, target: str, runs: Sequence[tuple[CampaignRun, Mapping[str, Any]]],
-           queries: Sequence[tuple[str, str]]) -> Chart | None:
+           queries: Sequence[tuple[str, str]], colours: Mapping[str, str]) -> Chart | None:
+    """One panel per query; a line per site, interface and role: the site's colour (paler for
+    the ordinary member), dashed for REST — as in every chart of the page."""
     unit = figure(SCALE, P50).unit
     panels = []
     for name, label in queries:
@@ -116,9 +141,12 @@ def _chart(index: int, target: str, runs: Sequence[tuple[CampaignRun, Mapping[st
                 if query != name:
                     continue
                 sizes = sorted(points)
+                colour = colour_of(colours, run.site)
                 series.append(Series(
                     f"{run.site} · {INTERFACE_NAMES.get(interface, interface)} · {role}",
-                    tuple(float(s) for s in sizes), tuple(points[s] for s in sizes)))
+                    tuple(float(s) for s in sizes), tuple(points[s] for s in sizes),
+                    colour=paler(colour) if role == "member" else colour,
+                    dash=dash_for(interface)))
         panels.append(Panel(label, "Datafiles in the catalogue", f"p50 ({unit})",
                             tuple(sorted(series, key=lambda s: s.label)), log=True,
                             empty_note="not measured"))  # fmt: skip
@@ -175,22 +203,39 @@ def scale_view(campaign: Campaign) -> ScaleView | None:
     if not measured:
         return None
     queries = _queries([s for _, s in measured])
-    charts, growth, ratios, notes, cells = [], [], [], [], []
+    charts, growth, ratios, notes, cells, latency = [], [], [], [], [], []
+    colours = chart_colours(campaign)
     for index, target in enumerate(campaign.targets):
         runs = [(r, s) for r, s in measured if r.target == target.name]
-        chart = _chart(index, target.name, runs, queries)
+        chart = _chart(index, target.name, runs, queries, colours)
         if chart is not None:
             charts.append(chart)
         for run, section in runs:
             growth += _growth(target.name, run, section, queries)
             ratios += _ratios(target.name, run, section, queries)
             cells += _cells(run, section)
+            latency += _latency(target.name, run, section, queries)
             member = section.get("member")
             if isinstance(member, Mapping) and member.get("why"):
                 notes.append(f"{run.site} → {target.name}: measured as root only: "
                              f"{member['why']}")
     return ScaleView(queries, tuple(charts), tuple(growth), tuple(ratios), tuple(notes),
-                     tuple(cells))
+                     tuple(cells), tuple(latency), figure(SCALE, P50).unit)
+
+
+def _latency(target: str, run: CampaignRun, section: Mapping[str, Any],
+             queries: Sequence[tuple[str, str]]) -> list[LatencyRow]:
+    points = _points(section)
+    rows = []
+    for interface in dict.fromkeys(k[1] for k in points):
+        for role in ROLES:
+            sizes = sorted({size for (_, i, r), p in points.items() if i == interface
+                            and r == role for size in p})  # fmt: skip
+            for size in sizes:
+                cells = tuple(points.get((name, interface, role), {}).get(size)
+                              for name, _ in queries)  # fmt: skip
+                rows.append(LatencyRow(target, run.site, interface, role, size, cells))
+    return rows
 
 
 def _cells(run: CampaignRun, section: Mapping[str, Any]) -> list[list[Any]]:

@@ -18,9 +18,14 @@ MEANINGS: dict[str, tuple[str, str]] = {
         "nothing accepts connections on that port",
         "check the port (ICAT runs on 443, often 8181) and that the service is up",
     ),
+    "connect-timeout": (
+        "no connection in time: nothing answered the attempt to connect",
+        "a firewall likely drops the packets, or there is no route: ask the site to open the "
+        "port to your address; check the host, the port and the route (traceroute)",
+    ),
     "timeout": (
-        "no answer in time, a firewall likely drops the packets",
-        "ask the site to open the port to your address, or raise --timeout",
+        "connected, but no complete answer in time",
+        "the server is slow or overloaded: raise --timeout, or retry when it is quieter",
     ),
     "connection": (
         "the connection was closed in the middle of an exchange",

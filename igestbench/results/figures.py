@@ -249,8 +249,16 @@ _BY_NAME = {(f.workload, f.metric): f for f in FIGURES}
 
 
 def figure(workload: str, metric: str) -> Figure:
-    """The definition of ``metric`` of ``workload``; KeyError for one that is not defined."""
-    return _BY_NAME[(workload, metric)]
+    """The definition of ``metric`` of ``workload``; KeyError for one that is not defined.
+
+    The scale part's summary names its figures with their query and role (``name member
+    p50``: results/scale_rows.py); the definition is that of the figure the name ends with."""
+    found = _BY_NAME.get((workload, metric))
+    if found is None and workload == SCALE:
+        found = _BY_NAME.get((workload, metric.rsplit(" ", 1)[-1]))
+    if found is None:
+        raise KeyError((workload, metric))
+    return found
 
 
 def _stored(value: float | None) -> float | None:
@@ -500,6 +508,12 @@ def _sweep_rows(sweep: Mapping[str, Any], run: Mapping[str, Any]) -> list[Summar
     return sweep_figures(sweep, cap_option(run))
 
 
+def _scale_rows(section: Mapping[str, Any], run: Mapping[str, Any]) -> list[SummaryRow]:
+    from igestbench.results.scale_rows import scale_rows  # it asks this registry (no cycle)
+
+    return scale_rows(section)
+
+
 #: The sections whose contents have figures in the summary, in the summary's order, and the
 #: rows of one of their items (of a list section) or of the section itself (an object), given
 #: the file's ``run``. A new part with headline figures adds its section here: the writer and
@@ -507,6 +521,7 @@ def _sweep_rows(sweep: Mapping[str, Any], run: Mapping[str, Any]) -> list[Summar
 SECTION_FIGURES: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], list[SummaryRow]]] = {
     "benchmarks": _benchmark_rows,
     "sweeps": _sweep_rows,
+    "scale": _scale_rows,
 }
 
 
@@ -538,6 +553,11 @@ def summary_rows(result: ResultFile | Mapping[str, Any]) -> list[SummaryRow]:
     if isinstance(stored, list) and (stored or not (doc.get("benchmarks") or doc.get("sweeps"))):
         rows = [row for item in stored if isinstance(item, Mapping)
                 and (row := SummaryRow.from_dict(item)) is not None]
+        if doc.get("scale") and not any(row.workload == SCALE for row in rows):
+            # written before the scale part's figures were in the summary: the same rules
+            run = doc.get("run") if isinstance(doc.get("run"), Mapping) else {}
+            assert isinstance(run, Mapping)
+            rows += section_rows("scale", doc.get("scale"), run)
     else:
         rows = compute_summary(doc)
     if len(_READ) >= _READ_LIMIT:

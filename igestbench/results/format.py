@@ -57,9 +57,13 @@ FORMAT_NAME = "igestbench-result"
 #     load_avg; sweeps[].steps[].client_bound and client_cpu. From the scale part (issue 21):
 #     scale (its own "version", 1: the tree's shape, per size the population and per query
 #     x interface x role the latency; per query the fitted growth), typed where the report
-#     reads it.
+#     reads it; its headline figures in summary (workload "scale": per query x interface x role
+#     the p50 at the largest size and the growth, and the population rate; results/
+#     scale_rows.py) — a file whose summary lacks them reads them computed from its section.
 #     cleanup.kept (issue 18): the run's own objects kept because something not the run's
 #     hangs below them.
+#     sweeps[].warmup: the warm-up before the first step (rate, seconds, clients, calls), not
+#     counted; a file without it ran the first step without one.
 FORMAT_VERSION = 2
 
 #: ``target.name`` of a run against the built-in catalogue (``target.local``): its URL names a new

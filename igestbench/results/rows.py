@@ -69,10 +69,12 @@ class SummaryRow:
     @property
     def definition(self) -> Figure | None:
         """What the figure is (what is counted, over which calls, its unit, its samples)."""
-        from igestbench.results.figures import FIGURES  # the registry imports this module
+        from igestbench.results.figures import figure  # the registry imports this module
 
-        return next((f for f in FIGURES if (f.workload, f.metric) ==
-                     (self.workload, self.metric)), None)
+        try:
+            return figure(self.workload, self.metric)
+        except KeyError:
+            return None
 
     def to_dict(self) -> dict[str, Any]:
         """The row as the result file's ``summary`` holds it (keys :data:`SUMMARY_FIELDS`)."""

@@ -47,6 +47,7 @@ __all__ = [
     "meets_objective",
     "objective_problem",
     "objective_text",
+    "rate_text",
     "step_line",
     "sweep_lines",
     "sweep_verdict",
@@ -64,8 +65,12 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def _rate(value: float | None) -> str:
+def rate_text(value: float | None) -> str:
+    """``40.0 requests/s``: a sweep's rate as every printer writes it."""
     return format_value(value, RATE_UNIT)
+
+
+_rate = rate_text
 
 
 def _ms(value: float | None) -> str:

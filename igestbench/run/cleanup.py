@@ -3,10 +3,13 @@
 The journal (``reports/<name>.journal.jsonl``) is started before the run creates anything, with
 the catalogue it belongs to, the run's tag, its account and both clocks on its first line; its
 path is printed and written into the result file (``run.journal``), so that after a kill -9
-``sv7 cleanup reports/`` can finish the job. After each group of workers what they created is
-removed (polite on production) and the journal says so; at the end of the run — however it ends
-— whatever is still the run's is removed and the journal deleted, or kept with a note when
-something was left.
+``sv7 cleanup reports/`` can finish the job. A server that sent no HTTP ``Date`` (Payara) has
+its clock read from the createTime of the run's first object
+(:mod:`igestbench.workloads.clock_facility`).
+
+After each group of workers what they created is removed (polite on production) and the journal
+says so; at the end of the run — however it ends — whatever is still the run's is removed and
+the journal deleted, or kept with a note when something was left.
 
 The run's cleanups need the journal file for nothing but its record of objects without a
 Facility: the first line's facts are kept in memory too, and the server shows the rest (all of
@@ -28,6 +31,7 @@ from igestbench.errors import Sv7Error
 from igestbench.icat.endpoint import endpoint_of
 from igestbench.icat.faults import IcatError
 from igestbench.workloads import CatalogueIdentity, Journal, RunTag, cleanup
+from igestbench.workloads.clock_facility import NoCreateTime, clock_from_create
 from igestbench.workloads.journal import JournalLock, journal_path_for
 from igestbench.workloads.journal_io import WRITE_FAILED, JournalWriteError
 from igestbench.workloads.ownership import CleanupReport, count_left
@@ -68,18 +72,28 @@ class RunJournal:
         catalogue = self._login(target)
         try:
             account = catalogue.user_name()
+            identity = CatalogueIdentity(url, api_version, target.local)
+            clock = RunClock(client_time, server_time)
+            journal = Journal.start(self.path, self.tag.name, identity, account, clock)
+            self.memory.run, self.memory.catalogue = self.tag.name, identity
+            self.memory.account, self.memory.clock = account, clock
+            self.started = True
+            # held until the run ends: sv7 cleanup leaves a live run's journal alone
+            self.lock = JournalLock(self.path).acquire()
+            if server_time is None:  # no Date header (Payara): the server stamps a createTime
+                self._read_server_clock(catalogue, journal)
             with contextlib.suppress(Sv7Error):
                 catalogue.logout()
         finally:
             catalogue.close()
-        identity = CatalogueIdentity(url, api_version, target.local)
-        clock = RunClock(client_time, server_time)
-        Journal.start(self.path, self.tag.name, identity, account, clock)
-        self.memory.run, self.memory.catalogue = self.tag.name, identity
-        self.memory.account, self.memory.clock = account, clock
-        self.started = True
-        # held until the run ends: sv7 cleanup leaves a live run's journal alone
-        self.lock = JournalLock(self.path).acquire()
+
+    def _read_server_clock(self, catalogue: Catalogue, journal: Journal) -> None:
+        try:
+            reading = clock_from_create(catalogue, journal, self.tag)
+        except (IcatError, TransportFailure, NoCreateTime):
+            return  # the window stays the wide one of this machine's clock
+        journal.record_clock(reading)
+        self.memory.clock = journal.clock
 
     def _login(self, target: Target) -> Catalogue:
         # the lean client: a cleanup is many small queries, and it spends the least per call

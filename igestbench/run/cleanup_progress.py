@@ -64,7 +64,7 @@ class CleanupLines:
             rate = self._done / max(now - self._started, 1e-9)
             of = f" of ~{self._total:,}" if self._total else ""
             self.stream.write(f"\r\x1b[2K{self.prefix}: {self._name}: {self._done:,}{of} "
-                              f"({rate:,.0f}/s)")  # fmt: skip
+                              f"({rate:,.0f} objects/s)")  # fmt: skip
             self.stream.flush()
 
     def finish(self, summary: str) -> None:

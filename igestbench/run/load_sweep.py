@@ -22,7 +22,7 @@ from igestbench.measure.timing import Recorder, Timer
 from igestbench.nexus import generate_run
 from igestbench.options import MIX_OPERATIONS
 from igestbench.results import ResultWriter
-from igestbench.results.sweeps import sweep_verdict
+from igestbench.results.sweeps import rate_text, sweep_verdict
 from igestbench.run.benchmarks import finite
 from igestbench.run.outage import OutageWatch, describe, poll_until_back
 from igestbench.run.progress import Progress
@@ -171,7 +171,7 @@ class _SweepLoop(OpenLoop):
         down = watch.current is not None and not _answers(self._probe)
         if down and not poll_until_back(self._probe, self._max_wait_s, watch.count):
             self.gone = (
-                f"the target stopped answering during the step at {rate:g}/s and did not "
+                f"the target stopped answering during the step at {rate_text(rate)} and did not "
                 f"come back within {self._max_wait_s:g} s"
             )
             self.stop()

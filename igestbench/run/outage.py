@@ -37,7 +37,8 @@ from igestbench.workloads import RawSearch
 P = ParamSpec("P")
 T = TypeVar("T")
 
-_SILENT = frozenset({TransportCause.REFUSED, TransportCause.TIMEOUT, TransportCause.CONNECTION})
+_SILENT = frozenset({TransportCause.REFUSED, TransportCause.CONNECT_TIMEOUT, TransportCause.TIMEOUT,
+                     TransportCause.CONNECTION})
 #: Statuses of a proxy or load balancer in front of a catalogue that is not there.
 GATEWAY_STATUSES = frozenset({502, 503, 504})
 FIRST_POLL_S = 0.1

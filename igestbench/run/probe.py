@@ -28,7 +28,13 @@ from cryptography import x509
 from igestbench import __version__
 from igestbench.client import ClientConfig
 from igestbench.client.deadline import bound_tls, budget, create_connection
-from igestbench.client.transport import call_budget, http_session, timeouts
+from igestbench.client.transport import (
+    TransportCause,
+    call_budget,
+    classify,
+    http_session,
+    timeouts,
+)
 from igestbench.icat.endpoint import Endpoint, endpoint_of
 
 RTT_SAMPLES = 5
@@ -160,7 +166,11 @@ def http_facts(endpoint: Endpoint, config: ClientConfig) -> dict[str, Any]:
         ):
             response = session.get(endpoint.wsdl_url, timeout=timeouts(config))
     except requests.RequestException as exc:
-        error = "timeout" if limit.expired else type(exc).__name__
+        cause = classify(exc, endpoint.wsdl_url).cause
+        if cause is TransportCause.CONNECT_TIMEOUT:  # a firewall, not a slow server
+            error = cause.value
+        else:
+            error = "timeout" if limit.expired else type(exc).__name__
         return {"status": None, "wsdl_ok": False, "error": error}
     return {
         "status": response.status_code,

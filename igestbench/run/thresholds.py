@@ -62,7 +62,8 @@ def parse_threshold(text: str) -> Threshold:
             f"choose from {', '.join(WORKLOADS)}"
         )
     if m["workload"] == "sweep" and stat != "sustained":
-        raise UsageError(f"--fail-on {text!r}: the sweep has one figure: sweep.sustained>=N/s")
+        raise UsageError(f"--fail-on {text!r}: the sweep has one figure: sweep.sustained>=N/s "
+                         "(N requests per second)")
     try:
         value = float(m["value"])
     except ValueError:
@@ -77,7 +78,8 @@ def parse_threshold(text: str) -> Threshold:
     elif stat in ("throughput", "sustained"):
         if unit not in ("/s", None):
             raise UsageError(f"--fail-on {text!r}: {stat} is a rate per second (/s) in the "
-                             "figure's own unit (cycles/s, searches/s, Datafiles/s …)")
+                             "figure's own unit (requests/s for sweep.sustained; cycles/s, "
+                             "searches/s, Datafiles/s …)")
     else:
         raise UsageError(
             f"--fail-on {text!r}: unknown figure {stat!r}; use mean, p50, p90, p99, max, "

@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from igestbench.errors import UsageError
-from igestbench.options import BY_FIELD, OptionError, argparse_type, number, whole
+from igestbench.options import (
+    BY_FIELD,
+    RATE_WORDS,
+    OptionError,
+    argparse_type,
+    number,
+    rate,
+    whole,
+)
 from igestbench.swarm.sizing import DEFAULT_CAP
 
 if TYPE_CHECKING:
@@ -46,7 +54,8 @@ SWARM_HELP = {
     "target": "the catalogue the workers load: URL or HOST[:PORT] (required, here or as "
     "SV7_TARGET / sv7.toml; the swarm starts no catalogue of its own)",
     "site": "name of the site running the swarm (default: this machine's short host name)",
-    "max_rate": "highest total demanded rate of the doubling steps, requests/s (default 200)",
+    "max_rate": f"highest total demanded rate of the doubling steps, in {RATE_WORDS} "
+    "(requests/s; default 200)",
     "duration": "seconds per step (default 3)",
     "warmup": "seconds of warm-up before each step, not measured (default 0.5)",
     "batch_size": "Datafiles per createMany call of --workload burst (default 100)",
@@ -74,11 +83,11 @@ def host_port(text: str, default_port: int = DEFAULT_PORT) -> tuple[str, int]:
 
 
 def rate_list(value: object) -> tuple[float, ...]:
-    """``50,100,200`` → demanded rates (calls/s), each a number > 0."""
-    rate = number(0, above=True)
+    """``50,100,200`` → demanded rates (requests/s), each a number > 0."""
     items = [item.strip() for item in str(value).split(",") if item.strip()]
     if not items:
-        raise OptionError("expected demanded rates in calls/s separated by commas, e.g. 50,100")
+        raise OptionError(f"expected demanded rates in {RATE_WORDS} (requests/s) separated by "
+                          "commas, e.g. 50,100")  # fmt: skip
     return tuple(rate(item) for item in items)
 
 
@@ -153,8 +162,9 @@ def add_swarm(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     for name in MASTER_RUN_FIELDS:
         _run_option(master, name)
     master.add_argument("--rates", type=argparse_type(rate_list),
-                        help="total demanded rates of the steps, requests/s, e.g. 50,100 "
-                        "(default: doubling from 10 up to --max-rate)")  # fmt: skip
+                        help=f"total demanded rates of the steps, in {RATE_WORDS} "
+                        "(requests/s), e.g. 50,100 (default: doubling from 10 up to "
+                        "--max-rate)")  # fmt: skip
     master.add_argument("--workload", choices=WORKLOADS,
                         help="single-query (default), mix (--mix, as sv7 run's sweep) or burst "
                         "(createMany of --batch-size Datafiles per call)")  # fmt: skip

@@ -44,11 +44,12 @@ from igestbench.measure.sweep import (
     sweep_rates,
 )
 from igestbench.results import ResultWriter
+from igestbench.results.format import ResultFileError
 from igestbench.run import interfaces
 from igestbench.run.benchmarks import finite
 from igestbench.run.cleanup import RunJournal
 from igestbench.run.probe import host_facts, probe
-from igestbench.run.runner import Target
+from igestbench.run.runner import EXIT_WRITE, Target
 from igestbench.run.stopping import Stopped
 from igestbench.swarm import record, secure, summary
 from igestbench.swarm.command import SwarmConfig
@@ -67,6 +68,7 @@ from igestbench.swarm.signals import on_stop_signals, raise_in_main
 from igestbench.swarm.users import SwarmUser
 from igestbench.swarm.workload import login_factory, prepare, targets_to_wire
 from igestbench.workloads import Journal, RunTag
+from igestbench.workloads.journal_io import JournalWriteError
 
 __all__ = ["Master"]
 
@@ -91,6 +93,8 @@ class _Inbox:
         self.ready: dict[str, dict[str, Any]] = {}
         self.reports: dict[int, dict[str, StepReport]] = {}
         self.created = 0
+        #: the first journal write that failed (a greenlet cannot stop the run: _sweep does)
+        self.write_error: JournalWriteError | None = None
 
     def _heard(self, msg: Any, among: set[str]) -> bool:
         if msg.node_id in among:
@@ -111,7 +115,10 @@ class _Inbox:
         for entity, obj_id in msg.data["entries"]:
             by_entity.setdefault(str(entity), []).append(int(obj_id))
         for entity, ids in by_entity.items():
-            self.journal.add_many(entity, ids)
+            try:
+                self.journal.add_many(entity, ids)
+            except JournalWriteError as exc:  # a full disk: the run stops after the step
+                self.write_error = self.write_error or exc
             self.created += len(ids)
 
     def on_step_done(self, environment: Environment, msg: Any, **_: Any) -> None:
@@ -207,38 +214,66 @@ class Master:
             self._sweep(runner, inbox, writer)
         except Stopped:
             status, code = "interrupted", 128 + (self.signum or signal.SIGINT)
+        except (ResultFileError, JournalWriteError) as exc:
+            # a full disk, a quota: stop now; the cleanup below needs no file
+            status, code = "failed", EXIT_WRITE
+            self.summary.append(f"the run stopped: {exc}; it cleans up by what it holds in "
+                                "memory, not by the journal file")  # fmt: skip
+            self._note(writer, f"run stopped: {exc}")
         except (Sv7Error, TransportFailure) as exc:
             status, code = "failed", 1
-            writer.append("notes", f"run stopped: {exc}")
+            self._note(writer, f"run stopped: {exc}")
             self.summary.append(f"the run stopped: {exc}")
         finally:
             self.held = True  # from here a signal is noted, not raised: the cleanup must finish
             if runner is not None:
                 _quit(runner)
+            # the cleanup first: a write that fails below must not cost it
+            section = journal.finish(target) if journal.started else None
+            if section is not None and section.get("journal"):
+                self.summary.append(
+                    f"not everything could be cleaned up; journal kept: "
+                    f"{section['journal']} (sv7 cleanup finishes the job)"
+                )
+            said = None
+            if self.signum is not None:  # also one that came during the cleanup
+                status, code = "interrupted", 128 + self.signum
+                said = (f"interrupted ({signal.Signals(self.signum).name}); the workers were "
+                        "told to stop and the run cleaned up")  # fmt: skip
+                self.summary.append(said)
+            path = self._finish(writer, status, section, said)
+            if path is None:
+                code = code if status == "interrupted" else EXIT_WRITE
+                path = writer.path
+        for line in self.summary:
+            print(f"sv7 swarm: {line}", flush=True)
+        print(f"result file: {path}", flush=True)
+        return code
+
+    def _note(self, writer: ResultWriter, note: str) -> None:
+        """A note while the run stops: a failed write of it is reported when the file is
+        finished, and never keeps the run from cleaning up."""
+        with contextlib.suppress(ResultFileError):
+            writer.append("notes", note)
+
+    def _finish(self, writer: ResultWriter, status: str, cleanup: dict[str, Any] | None,
+                said: str | None) -> Path | None:  # fmt: skip
+        """The last writes of the result file; None when they failed (said in the summary)."""
+        try:
             for lost in self.lost.values():
                 writer.append("notes", record.lost_note(lost))
             refused = self.refusals.summary()
             if refused is not None:
                 writer.append("notes", refused)
-            if journal.started:
-                section = journal.finish(target)
-                writer.set_section("cleanup", section)
-                if section.get("journal"):
-                    self.summary.append(
-                        f"not everything could be cleaned up; journal kept: "
-                        f"{section['journal']} (sv7 cleanup finishes the job)"
-                    )
-            if self.signum is not None:  # also one that came during the cleanup
-                status, code = "interrupted", 128 + self.signum
-                said = (f"interrupted ({signal.Signals(self.signum).name}); the workers were "
-                        "told to stop and the run cleaned up")  # fmt: skip
+            if cleanup is not None:
+                writer.set_section("cleanup", cleanup)
+            if said is not None:
                 writer.append("notes", said)
-                self.summary.append(said)
-            path = writer.finish(status)
-        for line in self.summary:
-            print(f"sv7 swarm: {line}", flush=True)
-        print(f"result file: {path}", flush=True)
-        return code
+            return writer.finish(status)
+        except ResultFileError as exc:
+            self.summary.append(f"the result file could not be finished: {exc} (it holds the "
+                                "run as of its last complete write)")  # fmt: skip
+            return None
 
     def _start_locust(self, inbox: _Inbox) -> MasterRunner:
         swarm = self.swarm
@@ -378,6 +413,8 @@ class Master:
                            f"at {summary.rate(rate)}")  # fmt: skip
                 interrupted = exc
                 break
+            if inbox.write_error is not None:
+                raise inbox.write_error  # the run's cleanup goes by memory and the server
             if not reported:
                 stopped = f"no worker reported the step at {summary.rate(rate)}"
                 break

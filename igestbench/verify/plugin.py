@@ -48,6 +48,7 @@ TIMED_OUT_KEY = pytest.StashKey[str]()
 #: --timeout) is not asked again, each later check would only wait as long for the same
 #: verdict (a trickling server made sv7 check --timeout 5 take 70 s).
 BASIC_PARTS = frozenset({"connectivity", "tls", "soap", "session"})
+TIMEOUTS = frozenset({"connect-timeout", "timeout"})
 #: Prefix of the user properties that carry facts for scoring and perfdata.
 FACT_PREFIX = "sv7:"
 _VERSION_SPEC = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(\d+(?:\.\d+)*)\s*$")
@@ -141,7 +142,7 @@ class Recorder:
         elif report.failed:
             entry.outcome = "failed" if call.when == "call" else "error"
             entry.diagnosis = diagnose(excinfo.value)
-            if entry.diagnosis.cause == "timeout" and entry.part in BASIC_PARTS:
+            if entry.diagnosis.cause in TIMEOUTS and entry.part in BASIC_PARTS:
                 item.config.stash.setdefault(TIMED_OUT_KEY, key)
             if not item.config.stash[OPTIONS_KEY].debug:
                 report.longrepr = entry.diagnosis.line()
@@ -314,7 +315,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     stash, timeout = item.config.stash, item.config.stash[OPTIONS_KEY].timeout
     timed_out = stash.get(TIMED_OUT_KEY, None)
     if timed_out is not None:
-        pytest.skip(f"not attempted: {timed_out} got no complete answer within --timeout "
+        pytest.skip(f"not attempted: {timed_out} got no answer within --timeout "
                     f"({timeout:g} s); the target is not asked again")  # fmt: skip
     marker = item.get_closest_marker("icat_version")
     version = item.config.stash[VERSION_KEY]

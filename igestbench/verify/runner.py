@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import io
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,10 +54,17 @@ class VerificationResult:
 
 
 class _Interrupt:
-    """A pytest plugin that keeps the ``KeyboardInterrupt`` pytest caught, to raise it again."""
+    """A pytest plugin that keeps the ``KeyboardInterrupt`` pytest caught, to raise it again.
+
+    A stop can also land while the garbage collector runs a finaliser (a client's ``__del__``
+    closing its connections), where Python drops the exception ("Exception ignored in …") and
+    the checks would go on to their end. :meth:`finaliser_hook` keeps such a stop instead, and
+    the next check's setup raises it, so pytest stops there as on any Ctrl-C.
+    """
 
     def __init__(self) -> None:
         self.caught: KeyboardInterrupt | None = None
+        self.dropped: KeyboardInterrupt | None = None
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         # not pytest's own Interrupted (a KeyboardInterrupt too), which ends a session whose
@@ -66,10 +74,42 @@ class _Interrupt:
         if isinstance(value, KeyboardInterrupt) and not own:
             self.caught = value
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        if self.dropped is not None:
+            raise self.dropped
+
+    @property
+    def stop(self) -> KeyboardInterrupt | None:
+        """The stop to raise again once pytest has returned, if any came."""
+        return self.caught or self.dropped
+
+    @contextlib.contextmanager
+    def finaliser_hook(self) -> Iterator[None]:
+        """Within the block, a stop dropped in a finaliser is kept (and not printed); anything
+        else dropped there goes where it went before."""
+        previous = sys.unraisablehook
+
+        def hook(unraisable: sys.UnraisableHookArgs) -> None:
+            if isinstance(unraisable.exc_value, KeyboardInterrupt):
+                self.dropped = self.dropped or unraisable.exc_value
+            else:
+                previous(unraisable)
+
+        sys.unraisablehook = hook
+        try:
+            yield
+        finally:
+            sys.unraisablehook = previous
+
 
 def pytest_arguments(options: VerifyOptions, quiet: bool, sv_tests: Path) -> list[str]:
     """pytest's arguments; the options themselves reach the plugin through the Recorder."""
     args = [str(sv_tests), "-o", "addopts=", "-p", "no:cacheprovider", "--strict-markers"]
+    # pytest's own hook for exceptions dropped in finalisers would replace the runner's (and,
+    # under the project's ``filterwarnings = error``, fail the whole session on a stop dropped
+    # there); the checks do not need it
+    args += ["-p", "no:unraisableexception"]
     args += ["-q"] if not quiet else ["-qq", "--no-header", "--no-summary"]
     # failures print as one-line diagnoses unless debugging; this shapes only what is left
     args += ["--tb=long" if options.debug else "--tb=short"]
@@ -94,11 +134,12 @@ def run_verification(
         if quiet:
             stack.enter_context(contextlib.redirect_stdout(sink))
             stack.enter_context(contextlib.redirect_stderr(sink))
+        stack.enter_context(interrupt.finaliser_hook())
         status = pytest.main(args, plugins=[recorder, interrupt])
-    if interrupt.caught is not None:
+    if interrupt.stop is not None:
         # pytest turned a stop (Ctrl-C, or a signal stopping.py raises as one) into an exit
         # status; the checks did not end, and whoever ran them must stop too
-        raise interrupt.caught
+        raise interrupt.stop
     if status in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
         # pytest printed why (to the sink when quiet): pass its last words on
         said = [line for line in sink.getvalue().splitlines() if line.strip()][-1:]

@@ -11,6 +11,7 @@ The lines, in the order they are written::
 
     {"journal": 3, "run": "sv7-elettra-…", "catalogue": {"url": …, "api_version": …, "local": …},
      "account": "simple/ingest", "clock": {"client": "…Z", "server": "…Z"}}
+    {"clock": {"client": "…Z", "server": "…Z"}}   # server sent no Date: a createTime read back
     {"facility": "sv7-elettra-…-full-cycle-zeep-c1-w0"}   # before anything below it is created
     {"entity": "Datafile", "id": 4711}                     # a created object …
     {"entity": "Datafile", "ids": [4712, 4713, …]}         # … or a createMany batch of them
@@ -20,7 +21,9 @@ The lines, in the order they are written::
 The first line says which catalogue the journal belongs to (:mod:`.ownership` refuses to apply
 it to another one), the run's tag, the account that created what follows and both clocks when
 the run began (:mod:`.run_window`): what cleanup needs to ask the server which objects are the
-run's. Every line is written whole (:mod:`.journal_io`); a torn line is skipped on reading, with
+run's. A server that sends no HTTP ``Date`` leaves the first line's server clock null; the
+createTime of the run's first object gives it on a ``clock`` line (:mod:`.clock_facility`).
+Every line is written whole (:mod:`.journal_io`); a torn line is skipped on reading, with
 a note. Journals of version 2 (no account, no clocks) and of igestbench 0.1.0 (no first line)
 still load; their window is taken from the run tag.
 """
@@ -41,9 +44,9 @@ from igestbench.workloads.run_tag import InvalidRunTag, RunTag
 from igestbench.workloads.run_window import RunClock, RunWindow
 
 #: The ``journal`` key of a journal's first line (igestbench 0.1.0 wrote no such line: 1;
-#: 2 had no account and no clocks).
-JOURNAL_VERSION = 3
-READABLE_VERSIONS = (2, 3)
+#: 2 had no account and no clocks; 3 had no ``clock`` line).
+JOURNAL_VERSION = 4
+READABLE_VERSIONS = (2, 3, 4)
 #: How a run's journal is named beside its result file.
 JOURNAL_SUFFIX = ".journal.jsonl"
 
@@ -220,6 +223,14 @@ class Journal:
         else:
             self._runs.append((entity, ids))
 
+    def record_clock(self, reading: RunClock) -> None:
+        """Record a later reading of both clocks (the server sent no ``Date`` at the start)."""
+        self._write([{"clock": reading.to_dict()}])
+        self._sync_clock(reading)
+
+    def _sync_clock(self, reading: RunClock) -> None:
+        self.clock = self.clock.synced_by(reading) if self.clock is not None else reading
+
     def mark_cleaned(self) -> None:
         """Everything journaled so far is cleaned up (call it while nobody else writes)."""
         self._forget()
@@ -308,6 +319,8 @@ class Journal:
             self.account = str(account) if account is not None else None
             clock = entry.get("clock")
             self.clock = RunClock.from_dict(clock) if clock is not None else None
+        elif "clock" in entry:
+            self._sync_clock(RunClock.from_dict(entry["clock"]))
         elif "facility" in entry:
             self._facilities.append(str(entry["facility"]))
         elif "cleaned" in entry:

@@ -27,11 +27,13 @@ left to survey and delete.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import functools
 import time
 from array import array
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +45,7 @@ from igestbench.icat.query import Condition, Query
 from igestbench.icat.schema import Profile
 from igestbench.workloads.cascade import path_key, primary_path
 from igestbench.workloads.journal import Journal
+from igestbench.workloads.lanes import Lanes
 from igestbench.workloads.run_tag import RunTag, like_containing, like_prefix
 from igestbench.workloads.run_window import RunWindow
 from igestbench.workloads.survey import (
@@ -155,25 +158,36 @@ def _names_run(value: str, field_name: str, tag: RunTag) -> bool:
     return tag.name in value if field_name == "what" else value.startswith(tag.name)
 
 
+def _tagged_one(catalogue: Catalogue, entity: str, tag: RunTag) -> list[Bean]:
+    """The ``entity`` objects (one of :data:`TAGGED`, without a Facility) that name the run."""
+    name = TAGGED[entity]
+    match = like_containing(tag.name) if name == "what" else like_prefix(tag.name)
+    beans = _search_all(catalogue, Query(entity).where({name: match}).order_by("id"))
+    return [b for b in beans if _names_run(str(b.values.get(name)), name, tag)]
+
+
 def _tagged(catalogue: Catalogue, profile: Profile, tag: RunTag) -> dict[str, list[Bean]]:
     """The objects without a Facility that name the run (:data:`TAGGED`)."""
-    found: dict[str, list[Bean]] = {}
-    for entity, name in TAGGED.items():
-        if entity not in profile.entities:
-            continue
-        match = like_containing(tag.name) if name == "what" else like_prefix(tag.name)
-        beans = _search_all(catalogue, Query(entity).where({name: match}).order_by("id"))
-        found[entity] = [b for b in beans if _names_run(str(b.values.get(name)), name, tag)]
-    return found
+    return {e: _tagged_one(catalogue, e, tag) for e in TAGGED if e in profile.entities}
 
 
 def find_roots(
-    catalogue: Catalogue, profile: Profile, tag: RunTag, account: str, window: RunWindow
+    catalogue: Catalogue,
+    profile: Profile,
+    tag: RunTag,
+    account: str,
+    window: RunWindow,
+    lanes: Lanes | None = None,
 ) -> _Roots:
     """The run's roots: named after the run, created by ``account`` within ``window``."""
     roots = _Roots()
-    found = {"Facility": _named(catalogue, tag), **_tagged(catalogue, profile, tag)}
-    for entity, beans in found.items():
+    entities = [e for e in TAGGED if e in profile.entities]
+    asked: list[Callable[[Catalogue], Any]] = [lambda c: _named(c, tag)]
+    asked += [functools.partial(_tagged_one, entity=e, tag=tag) for e in entities]
+    with contextlib.ExitStack() as stack:
+        lanes = lanes or stack.enter_context(Lanes(catalogue))
+        answers = lanes.map(asked)
+    for entity, beans in zip(["Facility", *entities], answers, strict=True):
         mine = roots.ids.setdefault(entity, [])
         for bean in beans:
             obj_id = int(bean.id or 0)
@@ -226,12 +240,20 @@ class _JournalCheck:
 
 
 def check_journal(
-    catalogue: Catalogue, profile: Profile, journal: Journal, roots: _Roots
+    catalogue: Catalogue,
+    profile: Profile,
+    journal: Journal,
+    roots: _Roots,
+    lanes: Lanes | None = None,
 ) -> _JournalCheck:
-    """Which journaled objects exist, and which of those are outside the run's roots' reach."""
+    """Which journaled objects exist, and which of those are outside the run's roots' reach.
+
+    One question per entity and group of ids, each independent: sent side by side."""
     check = _JournalCheck()
     facilities = roots.ids.get("Facility", [])
     owned = set(facilities)
+    fieldsets = profile.name != "4.3"  # ICAT 4.11 and later select several items
+    asked: list[tuple[str, str, set[int], Callable[[Catalogue], Any]]] = []
     for entity, ids in journal.ids_by_entity().items():
         unique = sorted(set(ids))
         check.journaled += len(unique)
@@ -239,34 +261,60 @@ def check_journal(
             check.foreign.update(((entity, i), WHY_UNKNOWN) for i in unique)
             continue
         path = primary_path(profile, entity)
-        mine = set(roots.ids.get(entity, ()))
         wanted = set(unique)
-        fieldsets = profile.name != "4.3"  # ICAT 4.11 and later select several items
         for condition, size in _id_chunks(array("q", unique)):
             query = Query(entity).where({"id": condition})
+            ask: Callable[[Catalogue], Any]
             if path is None:
-                for bean in _search_all(catalogue, query.order_by("id")):
-                    if int(bean.id or 0) in wanted:
-                        check.existing += 1
-                        if int(bean.id or 0) not in mine:
-                            check.foreign.setdefault((entity, int(bean.id or 0)), WHY_UNTAGGED)
+                ask = functools.partial(_search_all, query=query.order_by("id"))
+                asked.append((entity, "beans", wanted, ask))
             elif fieldsets and size <= CHECK_BATCH:
                 # one query: each object that exists, with the Facility it hangs below
-                rows = catalogue.search(query.select("id", path_key(path)))
-                check.existing += len(rows)
-                for obj_id, facility in rows:
-                    if int(facility) not in owned and int(obj_id) in wanted:
-                        check.foreign.setdefault((entity, int(obj_id)), WHY_ELSEWHERE)
+                selected = query.select("id", path_key(path))
+                ask = functools.partial(_search, query=selected)
+                asked.append((entity, "rows", wanted, ask))
             else:
-                (n,) = catalogue.search(query.count()) or [0]
-                check.existing += int(n)
-                if facilities:
-                    query = query.where({path_key(path): Condition("NOT IN", facilities)})
-                elsewhere = _search_all(catalogue, query.select("id").order_by("id"))
-                for obj_id in (int(i) for i in elsewhere):
-                    if obj_id in wanted:
-                        check.foreign.setdefault((entity, obj_id), WHY_ELSEWHERE)
+                ask = functools.partial(_count_and_elsewhere, query=query,
+                                        facility=path_key(path), facilities=facilities)  # fmt: skip
+                asked.append((entity, "elsewhere", wanted, ask))
+    with contextlib.ExitStack() as stack:
+        lanes = lanes or stack.enter_context(Lanes(catalogue))
+        answers = lanes.map([ask for *_, ask in asked])
+    for (entity, kind, wanted, _), answer in zip(asked, answers, strict=True):
+        mine = set(roots.ids.get(entity, ()))
+        if kind == "beans":
+            for bean in answer:
+                if int(bean.id or 0) in wanted:
+                    check.existing += 1
+                    if int(bean.id or 0) not in mine:
+                        check.foreign.setdefault((entity, int(bean.id or 0)), WHY_UNTAGGED)
+        elif kind == "rows":
+            check.existing += len(answer)
+            for obj_id, facility in answer:
+                if int(facility) not in owned and int(obj_id) in wanted:
+                    check.foreign.setdefault((entity, int(obj_id)), WHY_ELSEWHERE)
+        else:
+            count, elsewhere = answer
+            check.existing += count
+            for obj_id in elsewhere:
+                if obj_id in wanted:
+                    check.foreign.setdefault((entity, obj_id), WHY_ELSEWHERE)
     return check
+
+
+def _search(catalogue: Catalogue, query: Query) -> list[Any]:
+    return catalogue.search(query)
+
+
+def _count_and_elsewhere(
+    catalogue: Catalogue, query: Query, facility: str, facilities: Sequence[int]
+) -> tuple[int, list[int]]:
+    """How many objects ``query`` finds, and the ids of those below none of ``facilities``."""
+    (n,) = catalogue.search(query.count()) or [0]
+    if facilities:
+        query = query.where({facility: Condition("NOT IN", list(facilities))})
+    elsewhere = _search_all(catalogue, query.select("id").order_by("id"))
+    return int(n), [int(i) for i in elsewhere]
 
 
 def cleanup(
@@ -297,20 +345,21 @@ def cleanup(
         )
     window = journal.window()
     profile = profile or profile_for_version(catalogue.version())
-    roots = find_roots(catalogue, profile, tag, account, window)
-    recorded = journal.verified if resume else None
-    if recorded is not None and "journaled" in recorded:
-        checked = _JournalCheck.recorded(recorded)
-    else:
-        progress.stage(f"checking {len(journal):,} journaled objects")
-        checked = check_journal(catalogue, profile, journal, roots)
-        if resume:
-            record = {"window": window.to_dict(), "account": account,
-                      "refused_names": list(refused), **checked.record()}  # fmt: skip
-            journal.record_verified(record)
-    n_roots = sum(len(ids) for ids in roots.ids.values())
-    progress.stage(f"surveying what hangs below the run's {n_roots} root object(s)")
-    found = survey(catalogue, profile, roots.ids, account, window)
+    with Lanes(catalogue) as lanes:
+        roots = find_roots(catalogue, profile, tag, account, window, lanes)
+        recorded = journal.verified if resume else None
+        if recorded is not None and "journaled" in recorded:
+            checked = _JournalCheck.recorded(recorded)
+        else:
+            progress.stage(f"checking {len(journal):,} journaled objects")
+            checked = check_journal(catalogue, profile, journal, roots, lanes)
+            if resume:
+                record = {"window": window.to_dict(), "account": account,
+                          "refused_names": list(refused), **checked.record()}  # fmt: skip
+                journal.record_verified(record)
+        n_roots = sum(len(ids) for ids in roots.ids.values())
+        progress.stage(f"surveying what hangs below the run's {n_roots} root object(s)")
+        found = survey(catalogue, profile, roots.ids, account, window, lanes)
     total = found.total
     progress.stage("deleting", total=total)
     deleter = TreeDeleter(catalogue, found, progress)

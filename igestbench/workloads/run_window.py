@@ -6,9 +6,12 @@ on the server's clock: from the run's start, less a small allowance, to its end 
 still going; the journal's last write, for a run that died — plus an allowance for a request that
 was still on its way. An object whose ``createTime`` lies outside is not the run's.
 
-A journal without the server's clock (one written before igestbench recorded it, or against a
-server that sends no ``Date``) falls back on the start in its run tag, by this machine's clock,
-with a wide allowance for clocks that are not in step.
+A server that sends no ``Date`` (Payara, as a real ICAT 6.2.0 runs it) shows its clock in the
+``createTime`` of the run's first object (:mod:`.clock_facility`): the journal records that
+reading on a line of its own, and :meth:`RunClock.synced_by` carries it back to the run's start.
+A journal without the server's clock (one written before igestbench recorded it, or whose
+reading failed) falls back on the start in its run tag, by this machine's clock, with a wide
+allowance for clocks that are not in step.
 """
 
 from __future__ import annotations
@@ -66,6 +69,13 @@ class RunClock:
         if self.server is None:
             return client_time
         return client_time + (self.server - self.client)
+
+    def synced_by(self, reading: RunClock) -> RunClock:
+        """This clock with the server's side filled in from a later ``reading`` of both clocks
+        (the createTime of the run's first object): the offset between them is the same."""
+        if self.server is not None or reading.server is None:
+            return self
+        return RunClock(self.client, reading.on_server(self.client))
 
     def window(self, ended: dt.datetime, in_flight: bool) -> RunWindow:
         """The run's window from its start to ``ended`` (this machine's clock); ``in_flight``:

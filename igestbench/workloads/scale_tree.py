@@ -98,6 +98,7 @@ class ScaleTree:
         self.datasets = array("q")
         self.datafiles = array("q")
         self._types: dict[str, Bean] = {}
+        self._dataset_ref: tuple[int, Bean] | None = None
 
     # --- what the tree holds -------------------------------------------------------------
 
@@ -232,11 +233,15 @@ class ScaleTree:
 
     def _datafile(self, serial: int) -> Bean:
         name = self.datafile_name(serial)
+        index = serial // self.shape.files_per_dataset
+        if self._dataset_ref is None or self._dataset_ref[0] != index:
+            # the Datafiles of a Dataset come one after another: one reference for them all
+            self._dataset_ref = (index, _ref("Dataset", self.datasets[index]))
         values: dict[str, Any] = {
             "name": name,
-            "location": f"/sv7/scale/{serial // self.shape.files_per_dataset:07d}/{name}",
+            "location": f"/sv7/scale/{index:07d}/{name}",
             "fileSize": 1_048_576 + serial % 4096,
-            "dataset": _ref("Dataset", self.dataset_of(serial)),
+            "dataset": self._dataset_ref[1],
             "datafileFormat": self._types["DatafileFormat"],
         }
         if serial % self.shape.parameter_every == 0:

@@ -19,12 +19,19 @@ not only the tree's (a partner's Dataset below the run's Investigation also hang
 DatasetType) — and theirs, up to the Facilities. The counts
 size the deletes (:mod:`.tree_delete`). The queries are ICAT's JPQL with aggregates, IN lists of
 at most :data:`ROOTS_PER_SURVEY` root ids, ORDER BY and LIMIT: what every ICAT since 4.3 answers.
+
+A tree of the run's takes some forty such queries (a Facility has eleven relations, an
+Investigation twelve …), nearly all of them answered "none". Against a slow or distant server
+their round trips, not the server's work, are the cleanup's time — and a stopped run must clean
+up within seconds. So the tree is walked level by level, and the first query of every relation at
+one level — each independent of the others — is sent side by side (:class:`.lanes.Lanes`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +46,7 @@ from igestbench.workloads.cascade import (
     path_key,
     primary_path,
 )
+from igestbench.workloads.lanes import Lanes
 from igestbench.workloads.run_window import RunWindow
 
 #: Root ids per IN list: a survey of more roots runs in groups.
@@ -126,6 +134,7 @@ class _Surveyor:
         account: str,
         window: RunWindow,
         facility_ids: Sequence[int],
+        lanes: Lanes,
     ) -> None:
         self.catalogue = catalogue
         self.profile = profile
@@ -135,6 +144,7 @@ class _Surveyor:
         #: several items in one SELECT (a fieldSet): ICAT 4.11 and later (the 6.2 profile)
         self.fieldsets = profile.name != "4.3"
         self.result = Survey()
+        self.lanes = lanes
 
     # --- queries -------------------------------------------------------------------------
 
@@ -188,34 +198,69 @@ class _Surveyor:
             self.result.groups.append(RootGroup(node, group))
             self._expand(node, group)
 
-    def _expand(self, node: Node, roots: list[int]) -> None:
-        for edge in edges_from(self.profile, node.entity):
-            child_path = (edge.inverse, *node.path)
-            where = {path_key(child_path): Condition("IN", roots)}
-            tree = node.in_tree and is_primary(self.profile, edge)
-            if not tree and primary_path(self.profile, edge.child) is not None:
-                self._cross(edge, where)
-                continue
-            stats = self._stats(edge.child, where)
-            if stats.count == 0:
-                continue
-            child = Node(edge.child, child_path, stats.count, node.in_tree, parent=node)
-            node.children.append(child)
-            self._check(child, where, stats)
-            self._expand(child, roots)
+    def _expand(self, root: Node, roots: list[int]) -> None:
+        """Walk the tree below ``root`` a level at a time."""
+        level = [root]
+        while level:
+            relations = []
+            for node in level:
+                for edge in edges_from(self.profile, node.entity):
+                    child_path = (edge.inverse, *node.path)
+                    where = {path_key(child_path): Condition("IN", roots)}
+                    tree = node.in_tree and is_primary(self.profile, edge)
+                    cross = not tree and primary_path(self.profile, edge.child) is not None
+                    if cross:
+                        where = self._elsewhere(edge, where)
+                    relations.append((node, edge, child_path, where, cross))
+            # the first query of each relation: independent of the others', sent side by side
+            self.result.queries += len(relations)
+            firsts = self.lanes.map([
+                self._count_query(edge.child, where) if cross
+                else self._stats_query(edge.child, where)
+                for _, edge, _, where, cross in relations
+            ])  # fmt: skip
+            level = []
+            for (node, edge, child_path, where, cross), first in zip(
+                relations, firsts, strict=True
+            ):
+                if cross:
+                    if first.count:
+                        self._found(edge.child, self.ids(edge.child, where), WHY_ELSEWHERE)
+                    continue
+                if first.count == 0:
+                    continue
+                child = Node(edge.child, child_path, first.count, node.in_tree, parent=node)
+                node.children.append(child)
+                self._check(child, where, first)
+                level.append(child)
 
-    def _stats(self, entity: str, where: Mapping[str, Condition]) -> _Stats:
+    def _count_query(
+        self, entity: str, where: Mapping[str, Condition]
+    ) -> Callable[[Catalogue], _Stats]:
+        query = Query(entity).where(where).count()
+
+        def count(catalogue: Catalogue) -> _Stats:
+            (n,) = catalogue.search(query) or [0]
+            return _Stats(int(n))
+
+        return count
+
+    def _stats_query(
+        self, entity: str, where: Mapping[str, Condition]
+    ) -> Callable[[Catalogue], _Stats]:
         """How many objects, and (ICAT 4.11 and later) the range of their createTime and
         createId, in one query: ``SELECT COUNT(o), MIN(o.createTime), …`` (a fieldSet)."""
         if not self.fieldsets:
-            return _Stats(self._count(entity, where))
+            return self._count_query(entity, where)
         items = "COUNT(o), MIN(o.createTime), MAX(o.createTime), MIN(o.createId), MAX(o.createId)"
-        query = Query(entity).where(where)
-        text = str(query).replace("SELECT o FROM", f"SELECT {items} FROM", 1)
-        self.result.queries += 1
-        (row,) = self.catalogue.search(text) or [(0, None, None, None, None)]
-        count, earliest, latest, lowest, highest = row
-        return _Stats(int(count or 0), earliest, latest, (lowest, highest), known=True)
+        text = str(Query(entity).where(where)).replace("SELECT o FROM", f"SELECT {items} FROM", 1)
+
+        def stats(catalogue: Catalogue) -> _Stats:
+            (row,) = catalogue.search(text) or [(0, None, None, None, None)]
+            count, earliest, latest, lowest, highest = row
+            return _Stats(int(count or 0), earliest, latest, (lowest, highest), known=True)
+
+        return stats
 
     def _check(self, node: Node, where: dict[str, Condition], stats: _Stats) -> None:
         """The objects of a node must be the account's, created within the run's window."""
@@ -234,16 +279,15 @@ class _Surveyor:
         if latest is not None and not _after(self.window.end, latest):
             self._found(node.entity, self._outside(node.entity, where, earliest=False), WHY_AFTER)
 
-    def _cross(self, edge: Edge, where: dict[str, Condition]) -> None:
-        """What a cross edge reaches must hang below one of the run's own Facilities."""
+    def _elsewhere(self, edge: Edge, where: dict[str, Condition]) -> dict[str, Condition]:
+        """What a cross edge reaches must hang below one of the run's own Facilities: the
+        condition that finds what does not."""
         path = primary_path(self.profile, edge.child)
         assert path is not None
         elsewhere = dict(where)
         if self.facility_ids:
             elsewhere[path_key(path)] = Condition("NOT IN", self.facility_ids)
-        if not self._count(edge.child, elsewhere):
-            return
-        self._found(edge.child, self.ids(edge.child, elsewhere), WHY_ELSEWHERE)
+        return elsewhere
 
     # --- what must stay ------------------------------------------------------------------
 
@@ -288,14 +332,20 @@ def survey(
     roots: Mapping[str, Sequence[int]],
     account: str,
     window: RunWindow,
+    lanes: Lanes | None = None,
 ) -> Survey:
     """Survey the cascade of ``roots`` (entity → ids of objects proven the run's).
 
     ``roots["Facility"]`` are the run's Facilities: what hangs below them must be the
     account's, within ``window``; what any relation reaches must hang below one of them.
+    ``lanes``: the connections for queries side by side (None: opened here and closed after).
     """
-    surveyor = _Surveyor(catalogue, profile, account, window, roots.get("Facility", ()))
-    for entity, ids in roots.items():
-        if ids:
-            surveyor.survey(entity, sorted(set(ids)))
+    with contextlib.ExitStack() as stack:
+        if lanes is None:
+            lanes = stack.enter_context(Lanes(catalogue))
+        facilities = roots.get("Facility", ())
+        surveyor = _Surveyor(catalogue, profile, account, window, facilities, lanes)
+        for entity, ids in roots.items():
+            if ids:
+                surveyor.survey(entity, sorted(set(ids)))
     return surveyor.result

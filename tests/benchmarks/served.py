@@ -12,16 +12,18 @@ from collections.abc import Iterator
 
 @contextlib.contextmanager
 def served_catalogue(
-    *args: str, checkout: str | None = None
+    *args: str, checkout: str | None = None, nice: int = 0
 ) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """(process, service URL) of a local catalogue on a free loopback port; stopped afterwards.
 
     ``checkout``: run the igestbench of that directory instead of this one (to measure a change
-    against the code before it, side by side).
+    against the code before it, side by side). ``nice``: the server's niceness (``nice`` execs
+    the server: the process is the server's).
     """
     env = None if checkout is None else {**os.environ, "PYTHONPATH": checkout}
+    prefix = ["nice", "-n", str(nice)] if nice else []
     proc = subprocess.Popen(
-        [sys.executable, "-m", "igestbench", "serve", "--port", "0", *args],
+        [*prefix, sys.executable, "-m", "igestbench", "serve", "--port", "0", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -8,23 +8,32 @@ member an InvestigationUser of each, ICAT's membership rules restricted to the t
 per size: the createMany rate (median of the calls, Datafiles/s), the server's resident memory,
 and the scale part's query set as root and as the member taking turns — p50 of 20 calls with
 the lean client, the server's CPU time per call — beside real ICAT 6.2.0's medians at 102,000
-Datafiles as issue 21 recorded them (Payara + MariaDB on a 2-core machine of the same kind).
+Datafiles as issue 21 recorded them (Payara + MariaDB on a 2-core machine of the same kind);
+and where a createMany call's wall time went: the server's threads on a core and waiting for
+one, the client's (this process) on a core and waiting, from the scheduler's own counts.
 
 With ``SV7_BENCH_REAL_ICAT=URL`` (a real ICAT on loopback, root ``simple/root`` with
 ``SV7_BENCH_REAL_PASSWORD``, default ``root``) the same tree is grown there too, to each size of
 ``SV7_BENCH_REAL_SIZES`` (default 10,000: a real ICAT takes about 30 s per 10,000), beside a
 fresh tree of the same size on the local catalogue (createMany of 1,000 on both), the same
-queries are asked of both side by side, and both trees are removed again.
+queries are asked of both side by side (after WARMUP_CALLS calls of each, untimed, at the
+first size: a JVM compiles its hot paths over its first calls), and both trees are removed
+again. Beside each p50 it
+prints each server's CPU time per call — the real one's HTTP listener and database
+(``SV7_BENCH_REAL_DB_PORT``, default MariaDB's 3306) together, less what both spend idle, as
+measured for 5 s before — which a busy machine distorts far less than wall times.
 Printed, never asserted: the figures depend on the machine.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import statistics
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +46,7 @@ from igestbench.icat.endpoint import endpoint_of
 from igestbench.icat.faults import IcatError
 from igestbench.icat.soapxml import escape
 from igestbench.run.scale import measure_query
-from igestbench.workloads import Journal, cleanup
+from igestbench.workloads import Journal, RunTag, cleanup
 from igestbench.workloads.scale_queries import QUERIES, Call, ScaleQuery, ask
 from igestbench.workloads.scale_rules import add_membership_rules
 from igestbench.workloads.scale_tree import ScaleTree, TreeShape
@@ -54,6 +63,10 @@ REAL_POPULATION_PER_S = 330.0
 #: issue 21: at least 20,000 Datafiles/s by createMany of 10,000; 3x faster than real ICAT
 TARGET_RATE, TARGET_FACTOR = 20_000.0, 3.0
 BATCH = 10_000
+#: Calls of each query to both servers before the first figures of the side-by-side: a real
+#: ICAT restarted minutes ago answers several times slower until its JIT has compiled the paths
+#: the queries take (seen 2026-11-26: 26 ms for a Datafile by (dataset, name), 3 ms warm)
+WARMUP_CALLS = 200
 
 
 def _sizes(variable: str, default: str) -> list[int]:
@@ -86,13 +99,55 @@ class Wire:
             and call.included is None else 1  # fmt: skip
         assert status == 200 and content.count(b"<return") == wanted, content[:300]
 
+    def close(self) -> None:
+        self.http.close()
+
+
+def run_and_wait(processes: list[psutil.Process]) -> tuple[float, float]:
+    """(seconds on a core, seconds runnable but waiting for one) of ``processes`` so far: the
+    sums of their threads' times as the scheduler counts them (``/proc/PID/task/TID/schedstat``,
+    nanoseconds: the clock ticks of ``cpu_times`` are 10 ms, coarser than a call); without
+    it their user and system time, and no wait."""
+    run = wait = 0.0
+    for p in processes:
+        try:
+            for task in Path(f"/proc/{p.pid}/task").iterdir():
+                fields = (task / "schedstat").read_text().split()
+                run, wait = run + int(fields[0]) / 1e9, wait + int(fields[1]) / 1e9
+        except (OSError, ValueError, IndexError):
+            run += sum(p.cpu_times()[:2])
+    return run, wait
+
+
+def cpu_seconds(processes: list[psutil.Process]) -> float:
+    """CPU time of ``processes`` so far (seconds; see :func:`run_and_wait`)."""
+    return run_and_wait(processes)[0]
+
+
+def idle_cpu_rates(servers: list[list[psutil.Process]], seconds: float = 5.0) -> list[float]:
+    """CPU seconds per second each side's server processes spend while nobody calls them (a
+    JVM's timers and collector, a database's background threads)."""
+    before = [cpu_seconds(processes) for processes in servers]
+    time.sleep(seconds)
+    return [(cpu_seconds(processes) - b) / seconds
+            for processes, b in zip(servers, before, strict=True)]
+
 
 def paired_p50(query: ScaleQuery, sides: list[tuple[Send, ScaleTree]], calls: int = 20,
-               warmup: int = 2) -> list[float]:
+               warmup: int = 2, servers: list[list[psutil.Process]] | None = None,
+               idle: list[float] | None = None) -> tuple[list[float], list[float | None]]:
     """p50 (ms) of each side's calls of ``query``, the sides taking turns call by call (who
-    goes first alternating), so that a busy machine's drift weighs on each alike."""
+    goes first alternating), so that a busy machine's drift weighs on each alike; and, given
+    each side's server processes, their CPU time per timed call (ms: what a busy machine
+    distorts far less than the wall time; each side's processes count only their own work),
+    less what they spend idle meanwhile (``idle``: CPU seconds per second)."""
     walls: list[list[float]] = [[] for _ in sides]
+    cpu: list[float | None] = [None for _ in sides]
+    began = 0.0
     for turn in range(warmup + calls):
+        if turn == warmup and servers is not None:
+            cpu = [cpu_seconds(processes) for processes in servers]
+            began = time.perf_counter()
         order = list(enumerate(sides))
         for i, (send, tree) in order if turn % 2 == 0 else reversed(order):
             call = query.call(tree, turn)
@@ -100,7 +155,19 @@ def paired_p50(query: ScaleQuery, sides: list[tuple[Send, ScaleTree]], calls: in
             send(call)
             if turn >= warmup:
                 walls[i].append((time.perf_counter() - started) * 1000)
-    return [statistics.median(w) for w in walls]
+    if servers is not None:
+        elapsed = time.perf_counter() - began
+        rates = idle or [0.0] * len(servers)
+        cpu = [(cpu_seconds(processes) - (before or 0.0) - rate * elapsed) * 1000 / calls
+               for processes, before, rate in zip(servers, cpu, rates, strict=True)]
+    return [statistics.median(w) for w in walls], cpu
+
+
+def listeners(*ports: int) -> list[psutil.Process]:
+    """The processes listening on these loopback ports (a real ICAT: Payara and its database)."""
+    found = {c.pid for c in psutil.net_connections("tcp")
+             if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port in ports and c.pid}
+    return [psutil.Process(pid) for pid in sorted(found)]
 
 
 def _login(url: str, user: str, password: str) -> Catalogue:
@@ -108,6 +175,34 @@ def _login(url: str, user: str, password: str) -> Catalogue:
     client = connect(ClientConfig(url, read_timeout=600), "lean")
     client.login("simple", {"username": user, "password": password})
     return client
+
+
+@dataclass(frozen=True)
+class CallTimes:
+    """Where the wall time of one createMany call went (seconds): the server's threads on a
+    core and waiting for one, the client's (this process: the Beans built, encoded, the
+    answer decoded) on a core and waiting; the rest is the wire and what nobody counted."""
+
+    wall: float
+    server: float
+    server_wait: float
+    client: float
+    client_wait: float
+
+
+def breakdown(calls: list[CallTimes], batch: int) -> str:
+    """The medians of ``calls`` in a line, and the rate their CPU time alone would allow."""
+    if not calls:
+        return "no full call"
+
+    def med(name: str) -> float:
+        return statistics.median(getattr(c, name) for c in calls) * 1000
+
+    cpu = med("server") + med("client")
+    return (f"per call of {batch:,} (median of {len(calls)}): wall {med('wall'):,.0f} ms = server "
+            f"on a core {med('server'):,.0f} + waiting for one {med('server_wait'):,.0f}, client "
+            f"on a core {med('client'):,.0f} + waiting {med('client_wait'):,.0f}, and the rest; "
+            f"CPU alone would allow {batch / cpu * 1000:,.0f} Datafiles/s")
 
 
 class Grown:
@@ -126,15 +221,26 @@ class Grown:
             add_membership_rules(self.root, self.journal, facility)
         self.member = _login(url, "reader", "reader") if found else None
         self.rates: list[float] = []
+        #: where the last grow_to's full calls spent their time (given the server)
+        self.calls: list[CallTimes] = []
 
-    def grow_to(self, size: int) -> float:
-        """Grow in createMany calls of the batch; the median rate of the calls (Datafiles/s)."""
+    def grow_to(self, size: int, server: psutil.Process | None = None) -> float:
+        """Grow in createMany calls of the batch; the median rate of the calls (Datafiles/s).
+        Given the server's process, each full call's times are kept in :attr:`calls`."""
         rates = []
+        me = [psutil.Process()]
+        self.calls = []
         while self.tree.size < size:
             step = min(size, self.tree.size + self.batch)
+            before = (run_and_wait([server]) if server else (0.0, 0.0), run_and_wait(me))
             growth = self.tree.grow_to(step)
             if growth.rate_per_s is not None and growth.datafiles == self.batch:
                 rates.append(growth.rate_per_s)
+                if server is not None:
+                    (srv, srv_wait), (mine, my_wait) = run_and_wait([server]), run_and_wait(me)
+                    self.calls.append(CallTimes(
+                        growth.seconds, srv - before[0][0], srv_wait - before[0][1],
+                        mine - before[1][0], my_wait - before[1][1]))  # fmt: skip
         self.rates += rates
         return statistics.median(rates) if rates else float("nan")
 
@@ -156,9 +262,13 @@ class Grown:
         except IcatError:  # e.g. a real server still writing a createMany that timed out here
             time.sleep(30)
             cleanup(self.root, self.journal)
+        self.close()
+
+    def close(self) -> None:
         for client in (self.root, self.member):
             if client is not None:
-                client.logout()
+                with contextlib.suppress(IcatError, OSError):
+                    client.logout()
                 client.close()
 
 
@@ -169,6 +279,7 @@ def local() -> Iterator[tuple[Grown, psutil.Process]]:
     ) as (proc, url):  # fmt: skip
         grown = Grown(url, "root", "sv7-bench-local-scale", local=True)
         yield grown, psutil.Process(proc.pid)
+        grown.close()  # the database goes with the directory
 
 
 def _ms(figures: dict[str, Any] | None) -> str:
@@ -187,7 +298,7 @@ def test_population_and_queries_at_size(
               f"load average {' '.join(loadavg)}")
     for size in _sizes("SV7_BENCH_SCALE_SIZES", "100000,1000000"):
         started = time.perf_counter()
-        rate = grown.grow_to(size)
+        rate = grown.grow_to(size, server)
         took = time.perf_counter() - started
         figures = grown.queries(server)
         rss = server.memory_info().rss / 2**20
@@ -195,6 +306,7 @@ def test_population_and_queries_at_size(
             print(f"\n{size:,} Datafiles: grown in {took:.0f} s, createMany of {BATCH:,}: "
                   f"median {rate:,.0f} Datafiles/s (target {TARGET_RATE:,.0f}; real ICAT "
                   f"{REAL_POPULATION_PER_S:,.0f}); server RSS {rss:,.0f} MiB")
+            print(f"  {breakdown(grown.calls, BATCH)}")
             print(f"  {'query':17} {'root p50':>9} {'member':>9} {'srv CPU':>8}  real@102k")
             for name, f in figures.items():
                 real = REAL_AT_102000_MS.get(name)
@@ -210,36 +322,71 @@ def test_population_and_queries_at_size(
 
 @pytest.mark.skipif("SV7_BENCH_REAL_ICAT" not in os.environ,
                     reason="set SV7_BENCH_REAL_ICAT=URL of a real ICAT on loopback")
-def test_side_by_side_with_a_real_icat(
-    local: tuple[Grown, psutil.Process], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_side_by_side_with_a_real_icat(capsys: pytest.CaptureFixture[str]) -> None:
+    # a catalogue of its own, holding only this tree (and --example-data's few objects), as the
+    # real one holds only its tree: a scan reads as many rows on both
+    with tempfile.TemporaryDirectory(prefix="sv7-bench-side-") as tmp, served_catalogue(
+        "--db", str(Path(tmp) / "side.sqlite"), "--example-data"
+    ) as (proc, local_url):  # fmt: skip
+        _side_by_side(local_url, psutil.Process(proc.pid), capsys)
+
+
+def _side_by_side(local_url: str, local_server: psutil.Process,
+                  capsys: pytest.CaptureFixture[str]) -> None:
     url = os.environ["SV7_BENCH_REAL_ICAT"]
     password = os.environ.get("SV7_BENCH_REAL_PASSWORD", "root")
-    tag = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    # the real server's processes: its HTTP listener and its database's (MariaDB: 3306)
+    real_port = endpoint_of(url).port
+    real_processes = listeners(real_port, int(os.environ.get("SV7_BENCH_REAL_DB_PORT", "3306")))
+    servers = [real_processes, [local_server]] if real_processes else None
+    # named as a run's Facilities are: cleanup removes nothing else (workloads/run_tag.py)
+    tag = RunTag.new("bench").name
     # createMany of 1,000 on both: of 10,000 a real ICAT takes over a minute on a busy machine
     real = Grown(url, password, f"sv7-bench-{tag}-scale", local=False, batch=1000)
-    fresh = Grown(local[0].url, "root", f"sv7-bench-{tag}-scale-local", local=True, batch=1000)
+    fresh = Grown(local_url, "root", f"sv7-bench-{tag}-scale-local", local=True, batch=1000)
     try:
+        warmed = False
         for size in _sizes("SV7_BENCH_REAL_SIZES", "10000"):
             rates = (real.grow_to(size), fresh.grow_to(size))
             sids = (soap_login(url, "root", password), soap_login(fresh.url, "root", "root"))
             wires = (Wire(url, sids[0]), Wire(fresh.url, sids[1]))
-            figures = {}
-            for q in QUERIES:
-                wire = paired_p50(q, [(wires[0], real.tree), (wires[1], fresh.tree)])
-                lean = paired_p50(q, [(lambda c: ask(real.root, c), real.tree),
-                                      (lambda c: ask(fresh.root, c), fresh.tree)])
-                figures[q.name] = (*wire, *lean)
+            try:
+                if not warmed:  # a JVM just started compiles its hot paths over the first calls
+                    for q in QUERIES:
+                        paired_p50(q, [(wires[0], real.tree), (wires[1], fresh.tree)],
+                                   calls=1, warmup=WARMUP_CALLS)  # fmt: skip
+                    warmed = True
+                idle = idle_cpu_rates(servers) if servers else None
+                figures = {}
+                for q in QUERIES:
+                    wire, cpu = paired_p50(q, [(wires[0], real.tree), (wires[1], fresh.tree)],
+                                           servers=servers, idle=idle)
+                    lean, _ = paired_p50(q, [(lambda c: ask(real.root, c), real.tree),
+                                             (lambda c: ask(fresh.root, c), fresh.tree)])
+                    figures[q.name] = (*wire, *cpu, *lean)
+            finally:
+                for wire_of_side in wires:
+                    wire_of_side.close()
             with capsys.disabled():
-                print(f"\nside by side at {size:,} Datafiles of the tree: createMany of 1,000 "
-                      f"real {rates[0]:,.0f} / local {rates[1]:,.0f} Datafiles/s "
-                      f"({rates[1] / rates[0]:.0f}x); p50 of 20 calls as root, ms, the two "
-                      "servers taking turns call by call")
+                loadavg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+                print(f"\nside by side at {size:,} Datafiles of the tree "
+                      f"({time.strftime('%H:%M UTC', time.gmtime())}, load average {loadavg}): "
+                      f"createMany of 1,000 real {rates[0]:,.0f} / local {rates[1]:,.0f} "
+                      f"Datafiles/s ({rates[1] / rates[0]:.0f}x); p50 of 20 calls as root, ms, "
+                      "the two servers taking turns call by call; server CPU per call, ms "
+                      f"(real: {', '.join(p.name() for p in real_processes) or 'not found'}; "
+                      "less what each spends idle: "
+                      f"{', '.join(f'{r * 1000:.0f}' for r in idle or ())} ms/s)")
                 print(f"  {'query':17} {'wire: real':>10} {'local':>8} {'real/local':>10}   "
+                      f"{'CPU: real':>9} {'local':>7} {'real/local':>10}   "
                       f"{'lean client: real':>17} {'local':>8} {'real/local':>10}")
-                for name, (wr, wl, r, lo) in figures.items():
-                    print(f"  {name:17} {wr:10.2f} {wl:8.2f} {wr / wl:9.1f}x   "
+                for name, (wr, wl, cr, cl, r, lo) in figures.items():
+                    cpu_text = (f"{cr:9.2f} {cl:7.2f} {cr / cl:9.1f}x" if cr is not None
+                                and cl else f"{'—':>9} {'—':>7} {'—':>10}")  # fmt: skip
+                    print(f"  {name:17} {wr:10.2f} {wl:8.2f} {wr / wl:9.1f}x   {cpu_text}   "
                           f"{r:17.2f} {lo:8.2f} {r / lo:9.1f}x")
     finally:
-        real.remove()
-        fresh.remove()
+        try:
+            real.remove()
+        finally:
+            fresh.remove()

@@ -1,0 +1,103 @@
+"""What the local catalogue accepts as a value of an object it stores, as ICAT judges it.
+
+The checks the store makes of each attribute value before it writes it (strings within their
+length and holding only characters XML can carry, enumerations by name, whole numbers in a
+Java long), ICAT's check of a parameter's type, and per entity the plan of which attributes
+need a look when a bean lacks them — worked out once, as a createMany stores 10,000 objects.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from igestbench.icat.beans import Bean
+from igestbench.icat.faults import IcatBadParameter, IcatValidation
+from igestbench.icat.schema import ENUMERATIONS, Entity, Field, RelType
+from igestbench.mock.tables import column_name
+
+#: What an absent attribute gets (see attribute_plan): nothing, its default, or a VALIDATION fault.
+SKIP, DEFAULT, REFUSE = range(3)
+
+
+#: Per entity (by identity: hashing a frozen Entity hashes every field, per call): its
+#: attributes' plan and its many-to-one relations with their columns, worked out once — a
+#: createMany stores 10,000 objects.
+_AttributePlan = tuple[tuple[Field, int, Any], ...]
+_OnesPlan = tuple[tuple[Field, str], ...]
+_PLANS: dict[int, tuple[Entity, _AttributePlan, _OnesPlan]] = {}
+
+
+def _plans(entity: Entity) -> tuple[_AttributePlan, _OnesPlan]:
+    known = _PLANS.get(id(entity))
+    if known is None or known[0] is not entity:
+        attributes: list[tuple[Field, int, Any]] = []
+        for f in entity.attributes:
+            if f.default is not None:
+                attributes.append((f, DEFAULT, f.default))
+            elif f.type == "boolean":
+                attributes.append((f, DEFAULT, False))  # absent on the wire means false
+            else:
+                attributes.append((f, REFUSE if f.not_null else SKIP, None))
+        ones = tuple((f, column_name(f)) for f in entity.ones)
+        known = _PLANS[id(entity)] = (entity, tuple(attributes), ones)
+    return known[1], known[2]
+
+
+def attribute_plan(entity: Entity) -> _AttributePlan:
+    """Per attribute, in the entity's order: the field, what it gets when absent (SKIP,
+    DEFAULT, REFUSE), its default (a Java primitive boolean: false)."""
+    return _plans(entity)[0]
+
+
+def ones_plan(entity: Entity) -> _OnesPlan:
+    """The many-to-one relations of ``entity`` with their columns."""
+    return _plans(entity)[1]
+
+
+def check_applicable(entity: Entity, parameter_type: Any) -> None:
+    """ICAT's check before a parameter is stored: its type must apply to the parent's entity.
+
+    ICAT reads the flag on the ParameterType *as sent* (not as stored), so a reference by id
+    alone has the flag false and the name null (seen on a real 6.2; Parameter.preparePersist).
+    """
+    if not isinstance(parameter_type, Bean):
+        raise IcatValidation("Type of parameter is not set")
+    parent = entity.name.removesuffix("Parameter")
+    if parameter_type.values.get(f"applicableTo{parent}") is not True:
+        name = parameter_type.values.get("name") or "null"  # Java's string of a null
+        article = "an" if parent[0] in "AEIOU" else "a"
+        raise IcatValidation(
+            f"Parameter of type {name} is not applicable to {article} {parent}"
+        )
+
+
+#: A character XML 1.0 forbids (outside its Char production): control characters but tab, LF
+#: and CR, lone surrogates, U+FFFE and U+FFFF. A real ICAT 6.2.0 stores them when written over
+#: REST and then sends them raw in SOAP answers that no XML parser reads (its SOAP front
+#: refuses them on the way in, as ours does); the local catalogue refuses them at write time,
+#: over both interfaces, so that every answer stays well-formed (issue 18).
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def check_value(entity: Entity, f: Field, value: Any) -> None:
+    if f.type == "String":
+        if not isinstance(value, str):
+            raise IcatValidation(f"{entity.name}: {f.name} must be a string")
+        limit = f.string_length or 255
+        if len(value) > limit:
+            raise IcatValidation(f"{entity.name}: {f.name} cannot have length > {limit}")
+        bad = _NOT_XML.search(value)
+        if bad is not None:
+            raise IcatBadParameter(
+                f"{entity.name}: {f.name} holds U+{ord(bad.group()):04X} at position "
+                f"{bad.start()}, a character XML 1.0 does not allow: no SOAP answer could carry it"
+            )
+    elif f.type in ENUMERATIONS and value not in ENUMERATIONS[f.type]:
+        allowed = ", ".join(ENUMERATIONS[f.type])
+        raise IcatBadParameter(f"{entity.name}: {f.name} must be one of {allowed}, not {value!r}")
+    elif f.rel is RelType.ATTRIBUTE and f.type in ("Long", "Integer"):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise IcatValidation(f"{entity.name}: {f.name} must be an integer")
+        if not -(2**63) <= value < 2**63:
+            raise IcatValidation(f"{entity.name}: {f.name} is out of range")

@@ -1,0 +1,131 @@
+"""A query runs once (issue 21.6): where a read runs — on the event loop or in a worker thread —
+is decided before any of its SQL runs (mock/plans.py), never by stopping it on the loop to run
+it again in a worker; and a scan that an index also covers reads the narrower index, with the
+same answer.
+
+Each test records every statement SQLite runs, with the thread that ran it (the event loop is
+the catalogue's own thread, the workers are ``sv7-request…``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from igestbench.config import ServeConfig
+from igestbench.mock import catalogue, plans
+from igestbench.mock.catalogue import LocalCatalogue
+from igestbench.mock.jpql import compile_search
+from igestbench.mock.store import Store
+from tests.soap_helpers import call, login, returns
+from tests.test_catalogue_no_stall import seed
+
+FILES = 2_000  # a scan of them takes SQLite well over 10,000 steps (its progress handler's)
+
+
+@contextlib.contextmanager
+def traced(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LocalCatalogue,
+                                                                 list[tuple[str, str]]]]:
+    """A catalogue of FILES Datafiles, and the (thread name, SQL) of every statement run."""
+    ran: list[tuple[str, str]] = []
+    connect = Store._connect
+
+    def tracing(self: Store) -> sqlite3.Connection:
+        conn = connect(self)
+        conn.set_trace_callback(lambda sql: ran.append((threading.current_thread().name, sql)))
+        return conn
+
+    monkeypatch.setattr(Store, "_connect", tracing)
+    with LocalCatalogue(ServeConfig()) as cat:
+        seed(cat.service, FILES)
+        ran.clear()
+        yield cat, ran
+
+
+def search(cat: LocalCatalogue, sid: str, query: str) -> int:
+    r = call(cat.service_url, "search",
+             f"<sessionId>{sid}</sessionId><query>{query}</query>")
+    assert r.status_code == 200, r.text
+    return len(returns(r))
+
+
+def runs_of(ran: list[tuple[str, str]], marker: str) -> list[str]:
+    """The threads that ran a search statement holding ``marker``."""
+    return [thread for thread, sql in ran if marker in sql and not sql.startswith("EXPLAIN")]
+
+
+def test_a_read_over_the_loop_s_budget_runs_once_and_in_a_worker_from_then_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # no CPU time at all for the loop: before, each such read ran there until the budget was
+    # spent, was stopped and ran again in a worker (the profiles' 50 ms twice)
+    monkeypatch.setattr(catalogue, "INLINE_SQL_S", 0.0)
+    with traced(monkeypatch) as (cat, ran):
+        sid = login(cat.service_url)
+        assert search(cat, sid, "SELECT df FROM Datafile df WHERE df.name = 'df7'") == 1
+        first = runs_of(ran, "'df7'")
+        assert len(first) == 1, first
+        assert not first[0].startswith("sv7-request")  # on the loop, to its end
+        ran.clear()
+        assert search(cat, sid, "SELECT df FROM Datafile df WHERE df.name = 'df8'") == 1
+        second = runs_of(ran, "'df8'")
+        assert len(second) == 1 and second[0].startswith("sv7-request"), second
+
+
+def test_a_read_estimated_too_big_for_the_loop_runs_once_in_a_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(plans, "INLINE_ROWS", FILES // 2)  # a scan of FILES rows is too much
+    with traced(monkeypatch) as (cat, ran):
+        sid = login(cat.service_url)
+        assert search(cat, sid, "SELECT df FROM Datafile df WHERE df.name LIKE 'df19%'") == 111
+        threads = runs_of(ran, "'df19%'")
+        assert len(threads) == 1 and threads[0].startswith("sv7-request"), threads
+        # a lookup by the unique key stays on the loop
+        ran.clear()
+        query = "SELECT df FROM Datafile df WHERE df.dataset.id = 1 AND df.name = 'df5'"
+        assert search(cat, sid, query) == 1
+        threads = runs_of(ran, "'df5'")
+        assert len(threads) == 1 and not threads[0].startswith("sv7-request"), threads
+
+
+def test_a_delete_runs_in_a_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    with traced(monkeypatch) as (cat, ran):
+        sid = login(cat.service_url)
+        r = call(cat.service_url, "delete", f'<sessionId>{sid}</sessionId><bean '
+                 'xsi:type="tns:datafile"><id>3</id></bean>')  # fmt: skip
+        assert r.status_code == 200, r.text
+        deletes = [t for t, sql in ran if sql.startswith("DELETE")]
+        assert deletes and all(t.startswith("sv7-request") for t in deletes), deletes
+
+
+def test_a_scan_an_index_covers_reads_the_index_with_the_same_answer(tmp_path: object) -> None:
+    with LocalCatalogue(ServeConfig()) as cat:
+        seed(cat.service, FILES)
+        store = cat.service.store
+        profile = store.profile
+        checked = 0
+        for query, narrowed in (
+            ("SELECT df FROM Datafile df WHERE df.name = 'df1'", True),
+            ("SELECT df FROM Datafile df WHERE df.name LIKE 'df1%'", True),
+            ("SELECT df FROM Datafile df WHERE df.name LIKE 'df1%' OR df.name = 'df9'", True),
+            # the unique key serves it: no scan to narrow
+            ("SELECT df FROM Datafile df WHERE df.dataset.id = 1 AND df.name = 'df1'", False),
+            # fileSize is in no index: the table itself is scanned
+            ("SELECT df FROM Datafile df WHERE df.fileSize > 3", False),
+        ):
+            compiled = compile_search(profile, query)
+            plan = cat.service.reader.plans.plan(compiled.sql, compiled.params)
+            assert (plan.sql != compiled.sql) is narrowed, query
+            if narrowed:
+                steps = [row[3] for row in store.conn.execute(
+                    "EXPLAIN QUERY PLAN " + plan.sql, compiled.params)]  # fmt: skip
+                assert any("USING COVERING INDEX ux_Datafile" in s for s in steps), steps
+            plain = store.conn.execute(compiled.sql, compiled.params).fetchall()
+            assert store.conn.execute(plan.sql, compiled.params).fetchall() == plain, query
+            checked += bool(plain)
+        assert checked >= 3
