@@ -194,7 +194,9 @@ def test_hostile_values_get_icats_answer_and_one_log_line(
             answer = local.send("POST", request["path"], body, FORM)
         else:
             record, answer = local.replay(name)
-    assert time.monotonic() - started < 10
+    # promptly, not by a walk quadratic in the depth (hours at 100,000); generous: a busy
+    # machine (load average 11) took 9 s
+    assert time.monotonic() - started < 60
     assert answer.status == record["status"]
     if name.startswith("rest"):
         assert json.loads(answer.body) == json.loads(record["body"])

@@ -2,8 +2,15 @@
 
 Each test sends one heavy or hostile request while a second client keeps sending small searches
 over its own keep-alive connection, and asserts that the second client kept getting answers
-(p99 under 200 ms: a liveness check, not a speed figure) and that the bad request got the answer
-it should. Sizes are the smallest that stalled the catalogue before these limits existed.
+while the bad request ran, and that the bad request got the answer it should. Sizes are the
+smallest that stalled the catalogue before these limits existed.
+
+A stall is told from a slow machine by comparison, not by a fixed time: the second client's
+searches that overlapped the bad request must not have waited many times longer than its searches
+just before and just after it (the same machine, the same minute), nor for a good part of the
+bad request's whole time, which is what a stall costs (the catalogue answers nothing until the
+bad request is done). Checked: with every request answered on the event loop (a stall), the
+searches overlapping the bad request waited 77-99 % of its time, and these tests fail.
 """
 
 from __future__ import annotations
@@ -14,10 +21,10 @@ import http.client
 import logging
 import signal
 import socket
-import statistics
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -29,6 +36,7 @@ from igestbench.icat.faults import IcatBadParameter, IcatInternal
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.mock.jpql.parser import parse
 from igestbench.mock.service import IcatService
+from igestbench.mock.soap import SoapEndpoint
 from tests.soap_helpers import ENVELOPE, call, fault, login, returns
 from tests.test_cli_serve import start
 
@@ -37,7 +45,14 @@ FOUR_HOPS = (
     "SELECT COUNT(a) FROM Datafile a JOIN a.dataset d JOIN d.datafiles b JOIN b.dataset e "
     "JOIN e.datafiles c JOIN c.dataset f JOIN f.datafiles g"
 )
-LIVE_P99_S = 0.2
+#: Once more: 200**5 rows, hours of SQL.
+FIVE_HOPS = FOUR_HOPS + " JOIN g.dataset h JOIN h.datafiles k"
+#: The second client's answers before, and again after, the bad request.
+BASELINE_ANSWERS = 20
+#: A stall: the second client waited more than STALL_FACTOR times its longest wait while
+#: nothing bad ran, and more than STALL_FLOOR_S.
+STALL_FACTOR = 10
+STALL_FLOOR_S = 0.2
 
 
 def seed(service: IcatService, datafiles: int = 200) -> None:
@@ -105,13 +120,83 @@ def search_body(sid: str, query: str) -> str:
     )
 
 
+@dataclass
+class SecondClient:
+    """The round trips (began, ended; perf_counter seconds) of a client sending small searches,
+    and the moments the bad request began and ended."""
+
+    trips: list[tuple[float, float]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    bad_began: float = 0.0
+    bad_ended: float = 0.0
+
+    def baseline(self) -> list[float]:
+        """The waits of round trips that lay wholly before or wholly after the bad request."""
+        return [
+            end - began
+            for began, end in self.trips
+            if end < self.bad_began or began > self.bad_ended
+        ]
+
+    def meanwhile(self) -> list[float]:
+        """The waits of round trips that overlapped the bad request."""
+        return [
+            end - began
+            for began, end in self.trips
+            if end >= self.bad_began and began <= self.bad_ended
+        ]
+
+    def stall_bound(self) -> float:
+        """The longest wait of a search overlapping the bad request that is no stall.
+
+        A stall holds the catalogue for about as long as the bad request takes, so a search
+        overlapping it waits nearly that long; load from elsewhere slows the bad request too.
+        A short bad request can only cause a short stall: then a wait counts as one beyond a
+        generous multiple of the longest wait while nothing bad ran, and beyond a floor.
+        """
+        took = self.bad_ended - self.bad_began
+        return max(STALL_FLOOR_S, STALL_FACTOR * max(self.baseline()), took / 2)
+
+
+def _wait_for_answers(client: SecondClient, count: int, thread: threading.Thread) -> None:
+    deadline = time.monotonic() + 60
+    while len(client.trips) < count and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def handling_threads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """Where each SOAP body is handled from now on: (thread name, body length), in order.
+
+    Whether heavy work runs on the event loop is told from where it runs, not from how long a
+    busy machine took: on the event loop it stalls every connection, however fast the machine.
+    """
+    seen: list[tuple[str, int]] = []
+    handle = SoapEndpoint.handle
+
+    def recorded(
+        self: SoapEndpoint, body: bytes, inline_s: float | None = None
+    ) -> tuple[int, bytes]:
+        seen.append((threading.current_thread().name, len(body)))
+        return handle(self, body, inline_s)
+
+    monkeypatch.setattr(SoapEndpoint, "handle", recorded)
+    return seen
+
+
 @contextlib.contextmanager
-def second_client(cat: LocalCatalogue) -> Iterator[list[float]]:
-    """Small searches in a loop until the block ends; the latencies of the answers."""
+def second_client(cat: LocalCatalogue) -> Iterator[SecondClient]:
+    """Small searches in a loop, from before the block to after it; asserts that none of the
+    ones that overlapped the block waited much longer than those before and after it did.
+
+    The block is the bad request. The second client gets :data:`BASELINE_ANSWERS` answers
+    before it and as many after it: its pace on this machine, now, with nothing bad running.
+    A stall of the catalogue (the event loop, or the GIL, held for the bad request) makes a
+    search overlapping the bad request wait as long as the stall; load from elsewhere on the
+    machine slows the searches before and after alike.
+    """
     sid = login(cat.service_url)
     body = search_body(sid, "SELECT i FROM Investigation i WHERE i.name = 'i'").encode()
-    latencies: list[float] = []
-    errors: list[str] = []
+    client = SecondClient()
     stop = threading.Event()
 
     def run() -> None:
@@ -124,11 +209,11 @@ def second_client(cat: LocalCatalogue) -> Iterator[list[float]]:
                     response = conn.getresponse()
                     answer = response.read()
                     if response.status != 200 or b"<return" not in answer:
-                        errors.append(f"HTTP {response.status}: {answer[:200]!r}")
+                        client.errors.append(f"HTTP {response.status}: {answer[:200]!r}")
                 except (OSError, http.client.HTTPException) as exc:
-                    errors.append(repr(exc))
+                    client.errors.append(repr(exc))
                     conn.close()
-                latencies.append(time.perf_counter() - began)
+                client.trips.append((began, time.perf_counter()))
                 stop.wait(0.005)
         finally:
             conn.close()
@@ -137,18 +222,26 @@ def second_client(cat: LocalCatalogue) -> Iterator[list[float]]:
     assert b"<return" in post(cat.service_url, body).content
     thread = threading.Thread(target=run, name="second-client", daemon=True)
     thread.start()
-    time.sleep(0.2)
     try:
-        yield latencies
+        _wait_for_answers(client, BASELINE_ANSWERS, thread)
+        client.bad_began = time.perf_counter()
+        yield client
+        client.bad_ended = time.perf_counter()
+        _wait_for_answers(client, len(client.trips) + BASELINE_ANSWERS, thread)
     finally:
         stop.set()
         thread.join(timeout=60)
-    assert not errors, errors[:3]
-    assert len(latencies) >= 10, f"the second client got only {len(latencies)} answers"
-    p99 = statistics.quantiles(latencies, n=100, method="inclusive")[98]
-    assert p99 < LIVE_P99_S, (
-        f"the second client waited {p99 * 1000:.0f} ms (p99, max {max(latencies) * 1000:.0f} ms) "
-        f"while the bad request ran; {len(latencies)} answers"
+    assert not client.errors, client.errors[:3]
+    baseline, meanwhile = client.baseline(), client.meanwhile()
+    assert len(baseline) >= BASELINE_ANSWERS, f"only {len(baseline)} answers before and after"
+    worst, bound = max(meanwhile, default=0.0), client.stall_bound()
+    took = client.bad_ended - client.bad_began
+    assert worst < bound, (
+        f"the second client waited {worst * 1000:.0f} ms while the bad request ran for "
+        f"{took * 1000:.0f} ms ({len(meanwhile)} answers meanwhile), at most "
+        f"{max(baseline) * 1000:.0f} ms before and after it ({len(baseline)} answers): a stall "
+        f"(beyond {bound * 1000:.0f} ms: {STALL_FACTOR} times that, half the bad request's time "
+        f"and {STALL_FLOOR_S * 1000:.0f} ms)"
     )
 
 
@@ -162,12 +255,12 @@ def test_a_query_over_its_time_budget_is_stopped_with_a_typed_fault_and_others_a
         sid = login(cat.service_url)
         with second_client(cat):
             began = time.monotonic()
-            r = post(cat.service_url, search_body(sid, FOUR_HOPS), timeout=60)
+            r = post(cat.service_url, search_body(sid, FIVE_HOPS), timeout=60)
             took = time.monotonic() - began
         code, message, ftype, _ = fault(r)
         assert (code, ftype) == ("S:Server", "INTERNAL")
         assert "--query-timeout (2 s)" in message
-        assert took < 10
+        assert took < 30  # stopped at its budget: the query runs for hours (generous: load)
         # the connection's work was stopped, not left running: the catalogue is idle again
         r = post(cat.service_url, search_body(sid, "SELECT COUNT(df) FROM Datafile df"))
         assert [e.text for e in returns(r)] == ["200"]
@@ -202,14 +295,17 @@ def test_1100_ors_are_answered_and_others_are_answered_meanwhile() -> None:
 
 
 def test_an_in_list_longer_than_sqlites_parameter_limit_is_answered() -> None:
-    with serving() as cat:
+    # answered, not refused; within the 30 s query budget alone, not on a busy machine (load 9)
+    with serving(query_timeout_s=600) as cat:
         sid = login(cat.service_url)
         names = ", ".join(f"'df{i}'" for i in range(40_000))  # SQLite binds at most 32,766
         ids = ", ".join(str(i) for i in range(-5, 40_000))
         with second_client(cat):
+            # answered, however long a busy machine takes (over 30 s at load average 13)
             r = post(
                 cat.service_url,
                 search_body(sid, f"SELECT COUNT(df) FROM Datafile df WHERE df.name IN ({names})"),
+                timeout=300,
             )
             r_not = post(
                 cat.service_url,
@@ -217,6 +313,7 @@ def test_an_in_list_longer_than_sqlites_parameter_limit_is_answered() -> None:
                     sid,
                     f"SELECT COUNT(df) FROM Datafile df WHERE df.id NOT IN ({ids}) OR df.id = 0",
                 ),
+                timeout=300,
             )
         assert [e.text for e in returns(r)] == ["200"]
         assert [e.text for e in returns(r_not)] == ["0"]
@@ -257,14 +354,19 @@ def test_an_oversized_header_section_gets_431_and_is_not_read() -> None:
         assert sent < 32 * 1024 * 1024
 
 
-def test_a_body_of_more_elements_than_the_budget_is_refused_while_parsing() -> None:
+def test_a_body_of_more_elements_than_the_budget_is_refused_while_parsing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     with serving(max_elements=100_000) as cat:
         body = ENVELOPE.format(body="<tns:dummy>" + "<x/>" * 1_100_000 + "</tns:dummy>")
+        handled = handling_threads(monkeypatch)
         with second_client(cat):
-            r = post(cat.service_url, body, timeout=60)
+            r = post(cat.service_url, body, timeout=120)
         code, message, ftype, _ = fault(r)
         assert (code, ftype) == ("S:Client", None)
         assert "more than 100000 XML elements" in message
+    # parsed by the thread of large requests, never on the event loop
+    assert [name for name, size in handled if size >= len(body)] == ["sv7-large-request_0"]
 
 
 def test_a_create_many_of_more_than_max_entities_is_refused_while_parsing() -> None:
@@ -323,14 +425,14 @@ def test_ctrl_c_stops_sv7_serve_while_a_query_runs(tmp_path: Path) -> None:
         url = wsdl.removesuffix("?wsdl")
         sid = login(url)
         query = threading.Thread(
-            target=_quiet_post, args=(url, search_body(sid, FOUR_HOPS)), daemon=True
+            target=_quiet_post, args=(url, search_body(sid, FIVE_HOPS)), daemon=True
         )
         query.start()
         time.sleep(1.0)
-        began = time.monotonic()
+        # The query would run for hours: a stop that waited for it would not end within the
+        # minute a busy machine may take to stop (10-15 s were seen at load average 15).
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=15) == 0
-        assert time.monotonic() - began < 5
+        assert proc.wait(timeout=60) == 0
     finally:
         if proc.poll() is None:
             proc.kill()

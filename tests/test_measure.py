@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
@@ -139,14 +139,24 @@ def test_summarize_counts_errors_by_class_and_keeps_cold_calls_apart() -> None:
 
 
 def test_sampler_series_per_phase_and_stop() -> None:
+    lasted: dict[str, float] = {}
     with Sampler(interval_s=0.05) as sampler:
-        with sampler.phase("a"):
-            time.sleep(0.32)
-        with sampler.phase("b"):
-            time.sleep(0.12)
+        for phase, pause in (("a", 0.32), ("b", 0.12)):
+            began = time.monotonic()
+            with sampler.phase(phase):
+                time.sleep(pause)
+            lasted[phase] = time.monotonic() - began
     series = {s.phase: s for s in sampler.series()}
     assert {"a", "b"} <= set(series)
-    assert 5 <= len(series["a"].t_s) <= 9 and 2 <= len(series["b"].t_s) <= 5
+    # The samples of a phase cover it, from its first moment to its last: at least the pause,
+    # at most the whole block (and the millisecond before it that a sample too close to the
+    # phase's start leaves to the phase). The thread samples at most once an interval (a busy
+    # machine may wake it later, never sooner), and the phase's end adds one.
+    for phase, pause in (("a", 0.32), ("b", 0.12)):
+        covered = sum(series[phase].dt_s)
+        assert pause <= covered <= lasted[phase] + 1e-3, (phase, covered, lasted[phase])
+        assert len(series[phase].t_s) <= lasted[phase] / 0.05 + 2
+    assert len(series["a"].t_s) >= 2  # the thread samples meanwhile, not only the phase's end
     entry = series["a"].to_dict()
     lengths = {k: len(v) for k, v in entry.items() if isinstance(v, list)}
     assert len(series["a"].dt_s) == len(series["a"].t_s)
@@ -216,27 +226,36 @@ def search_facilities(client: Catalogue) -> object:
     return client.search("SELECT f FROM Facility f")
 
 
-@pytest.fixture()
-def stalling() -> Iterator[LocalCatalogue]:
-    with LocalCatalogue(ServeConfig(knobs=FaultKnobs(stall_every=150, stall_seconds=0.25))) as c:
-        yield c
-
-
-def test_corrected_p99_reflects_a_stall_that_the_uncorrected_hides(
-    stalling: LocalCatalogue,
+def test_corrected_latency_reflects_a_stall_that_the_uncorrected_hides(
+    catalogue: LocalCatalogue,
 ) -> None:
     # One worker is one connection, as in wrk2's demonstration: while a call stalls, the slots
-    # behind it wait, and only latency measured from the schedule sees them wait.
-    # 100/s leaves each call 10 ms, which one lean client holds even on a busy 2-core machine
-    # (at 250/s it fell behind there, and a client that lags is a different story).
-    with OpenLoop(lean(stalling.service_url), {"search": search_facilities}, workers=1) as load:
-        step = load.run(100, 3.2, warmup_s=0.1)
+    # behind it wait, and only latency measured from the schedule sees them wait. The 10th call
+    # stalls for 2 s at 20 calls/s: 1 call in the step's 80 took that long, and the 40 slots
+    # that came due meanwhile waited for it, half of them over 1 s. (A machine too busy to keep
+    # up makes the slots wait longer still, measured from the schedule, and only so; a search
+    # took 260 ms at the 90th percentile at load average 12.)
+    calls: list[int] = []
+
+    def search(client: Catalogue) -> object:
+        calls.append(len(calls))
+        if len(calls) == 10:
+            time.sleep(2.0)
+        return search_facilities(client)
+
+    # the client is made, and a first search answered (the catalogue builds its query parser
+    # then), before the step: on a busy machine that took the whole step
+    client = connect(ClientConfig(catalogue.service_url, read_timeout=60), "lean")
+    client.login("simple", ROOT)
+    search_facilities(client)
+    with OpenLoop(lambda: client, {"search": search}, workers=1) as load:
+        step = load.run(20, 4.0)
     corrected, uncorrected = step.corrected, step.uncorrected
-    assert step.errors == {} and step.sent > 300  # calls 150 and 300 stall: 2 of 320, < 1 %
-    assert corrected.percentile_ms(99.0) > 150
-    assert uncorrected.percentile_ms(99.0) < 50
-    assert uncorrected.max_ms > 240  # the stalled call itself is there, but is under 1 %
-    assert step.missed_slots > 20  # the calls queued behind the stalls were sent late
+    assert step.errors == {} and step.sent + step.unsent == 80 and step.sent >= 10
+    assert uncorrected.max_ms >= 2000  # the stalled call itself is measured...
+    assert uncorrected.percentile_ms(90.0) < 1000  # ...but it is one call: p90 hides it
+    assert corrected.percentile_ms(90.0) >= 1000  # the 10 % of slots that waited most
+    assert step.missed_slots >= 20  # the calls queued behind the stall were sent late
 
 
 def closed_port() -> int:
@@ -249,8 +268,12 @@ def test_a_closed_port_is_counted_as_refused() -> None:
     url = f"http://127.0.0.1:{closed_port()}/ICATService/ICAT"
     with OpenLoop(lean(url), {"search": search_facilities}, workers=2) as load:
         step = load.run(50, 0.2)
-    assert step.errors == {"refused": step.sent} and step.sent == 10
-    assert step.response_rate == 0 and step.missed_slots == 0
+    # Every call sent was refused and none answered. A slot goes unsent only when a loaded
+    # machine woke its worker after the step's end (counted, as a missed slot).
+    assert step.errors == {"refused": step.sent} and step.sent + step.unsent == 10
+    assert step.response_rate == 0
+    # A refusal holds no worker: had each call hung for the step, the two would have sent two.
+    assert step.sent > 2
 
 
 def test_injected_faults_are_counted_by_icat_type() -> None:
@@ -259,9 +282,14 @@ def test_injected_faults_are_counted_by_icat_type() -> None:
         LocalCatalogue(ServeConfig(knobs=knobs)) as cat,
         OpenLoop(lean(cat.service_url), {"search": search_facilities}) as load,
     ):
+        began = time.monotonic()
         step = load.run(50, 0.2)
-    assert step.errors == {"INTERNAL": 10} and step.corrected.count == 0
-    assert step.response_rate == pytest.approx(50, rel=0.2)  # a fault is an answer
+        took = time.monotonic() - began
+    assert step.errors == {"INTERNAL": step.sent} and step.sent + step.unsent == 10
+    assert step.sent > 0 and step.corrected.count == 0
+    # A fault is an answer: every call sent was answered, within the step or the time run() took
+    # (however slow the machine), which bounds the response rate from below.
+    assert step.sent / max(step.duration_s, took) <= step.response_rate <= step.sent / 0.2
 
 
 def test_missed_slots_are_counted_when_the_target_is_slower_than_the_schedule() -> None:
@@ -276,18 +304,21 @@ def test_missed_slots_are_counted_when_the_target_is_slower_than_the_schedule() 
         elapsed = time.monotonic() - started
     assert step.sent + step.unsent == 50 and step.sent <= 6
     assert step.missed_slots >= 45 and step.late >= step.sent - 1
-    assert elapsed < 0.5 + 1.0 + 0.3  # bounded: schedule + drain (+ one call in flight)
+    # Bounded by the schedule: the slots not sent in time were left, not sent late one after
+    # the other (50 calls of 100 ms), which a busy machine could only make slower still.
+    assert elapsed < 50 * 0.100
 
 
 def test_a_call_hanging_past_the_drain_time_is_a_timeout_and_bounded() -> None:
-    knobs = FaultKnobs(stall_every=2, stall_seconds=3.0)  # the 2nd request: the call
+    knobs = FaultKnobs(stall_every=2, stall_seconds=10.0)  # the 2nd request: the call
     with LocalCatalogue(ServeConfig(knobs=knobs)) as cat:
         version = connect(ClientConfig(cat.service_url), "lean")  # made before it stalls all
         with OpenLoop(lambda: version, {"search": lambda c: c.user_name()}, workers=1,
                       drain_s=0.2) as load:  # fmt: skip
             started = time.monotonic()
-            step = load.run(20, 0.1)
-            assert time.monotonic() - started < 0.6
+            step = load.run(4, 0.5)  # slots at 0 and 0.25 s: the first hangs, the second waits
+            # given up after the drain time: returned while the call still hung (10 s)
+            assert time.monotonic() - started < 10.0
     assert step.errors == {"timeout": 1} and step.sent == 1 and step.unsent == 1
 
 
@@ -308,13 +339,28 @@ def test_connection_per_call_with_a_new_client_and_with_reopen(
     with OpenLoop(factory, ops, workers=2, calls_per_connection=1) as load:
         per_call = load.run(40, 0.5)
         assert load.connection_mode == "per-call"
-    assert per_call.errors == {} and len(made) == per_call.sent == 20
+    assert per_call.errors == {} and len(made) == per_call.sent > 0
+    assert per_call.sent + per_call.unsent == 20
     made.clear()
     closed.clear()
     with OpenLoop(factory, ops, workers=1, calls_per_connection=1, reconnect="reopen") as load:
         reopened = load.run(40, 0.5)
     # one client (one login), its connection closed after each call and reopened by the next
     assert reopened.errors == {} and len(made) == 1 and len(closed) == reopened.sent + 1
+
+
+def assert_scheduled(step: StepResult, scheduled: dict[str, int]) -> None:
+    """``step`` sent the calls of ``scheduled`` (operation: slots), but for its unsent slots.
+
+    Exact on a quiet machine. On a loaded one, a worker may get to a slot only after the step
+    has ended: that slot is not sent and counts as unsent, so each operation may fall short,
+    by the unsent slots in all. An operation sent more often than scheduled never passes.
+    """
+    short = {name: n - (step.ops[name].count if name in step.ops else 0)
+             for name, n in scheduled.items()}  # fmt: skip
+    assert set(step.ops) <= set(scheduled), step.ops
+    assert all(n >= 0 for n in short.values()), short
+    assert sum(short.values()) == step.unsent, (short, step.unsent)
 
 
 def test_a_mix_issues_each_op_by_its_weight_and_reports_success_per_op(
@@ -329,19 +375,35 @@ def test_a_mix_issues_each_op_by_its_weight_and_reports_success_per_op(
     ops = {"search": search_facilities, "wrong": wrong}
     with OpenLoop(lean(catalogue.service_url), ops, {"search": 3, "wrong": 1}) as load:
         step = load.run(100, 0.4)
-    assert (step.ops["search"].count, step.ops["wrong"].count) == (30, 10)
+    assert_scheduled(step, {"search": 30, "wrong": 10})
     assert step.ops["search"].success_rate == 1.0 and step.ops["wrong"].success_rate == 0.0
-    assert step.errors == {"wrong-result": 10} and step.response_rate > 0
+    assert step.errors == {"wrong-result": step.ops["wrong"].count} and step.response_rate > 0
     with pytest.raises(ValueError, match="not given"):
         OpenLoop(lean(catalogue.service_url), ops, {"search": 1, "delete": 1})
 
 
 def test_stop_ends_a_step_early_and_refuses_further_ones(catalogue: LocalCatalogue) -> None:
-    with OpenLoop(lean(catalogue.service_url), {"search": search_facilities}) as load:
-        threading.Timer(0.3, load.stop).start()
+    sent: list[int] = []
+    stopped: list[int] = []
+
+    def search(client: Catalogue) -> object:
+        sent.append(time.perf_counter_ns())
+        return search_facilities(client)
+
+    with OpenLoop(lean(catalogue.service_url), {"search": search}) as load:
+
+        def stop() -> None:
+            stopped.append(time.perf_counter_ns())
+            load.stop()
+
+        threading.Timer(0.3, stop).start()
         started = time.monotonic()
         step = load.run(50, 30.0)
-        assert time.monotonic() - started < 1.0 and step.sent < 25
+        # A step of 30 s ended with the stop: no call began after it (but for one per worker
+        # already past its check), and run() returned at once, not at the step's end.
+        assert time.monotonic() - started < 30.0 / 3
+        assert stopped and sum(t > stopped[0] for t in sent) <= load.workers
+        assert step.sent == len(sent)
         assert load.run(50, 30.0).sent == 0
 
 
@@ -414,11 +476,13 @@ def test_a_sweep_stops_at_the_first_clearly_failing_step(catalogue: LocalCatalog
             calls = 0  # the warm-up before the first step is not a step
             return done
 
-    config = SweepConfig(slo_ms=50, max_rate=200, start_rate=50, step_s=0.2, warmup_s=0)
+    # An objective no call on loopback misses however busy the machine: the first step is
+    # sustained by its lack of errors, which is what this test is about, not by its speed.
+    config = SweepConfig(slo_ms=60_000, max_rate=200, start_rate=50, step_s=0.2, warmup_s=0)
     with Counted(lambda: connect(ClientConfig(catalogue.service_url), "lean"),
                  {"q": failing_from_the_second_step}) as load:  # fmt: skip
         result = run_sweep(load, config)
-    assert [s.demanded_rate for s in result.steps] == [50, 100]
+    assert [s.demanded_rate for s in result.steps] == [50, 100], result.stopped
     assert result.sustained_rate == 50 and result.stopped is not None
     entry = result.to_dict()
     assert set(entry) == {"flavour", "slo_ms", "connection_mode", "steps", "sustained_rate",

@@ -1,14 +1,16 @@
-"""The report's charts: their data, their key, and figures reused between charts."""
+"""The report's charts: their data, their key, and the SVG written for them (plot.py, axes.py)."""
 
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from igestbench.report import build_report, render_html
-from igestbench.report.charts import Chart, ChartArtist, build_charts, chart_colours
+from igestbench.report import axes, build_report, render_html
+from igestbench.report.axes import Axis
+from igestbench.report.charts import Chart, build_charts, chart_colours, draw_chart
 from igestbench.report.colours import PALETTE
 from igestbench.report.series import Panel, Series
 from tests.test_report import build_campaign
@@ -61,31 +63,82 @@ def _bars(**features: object) -> Panel:
                  **features)
 
 
-def test_a_reused_figure_draws_what_a_new_one_draws() -> None:
-    # one kind and layout (2 x 2), so one figure, but every feature a panel can switch on,
-    # in turns: whatever one chart left set would show in the next one's SVG
+_SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _texts(svg: str) -> list[str]:
+    return [t.text or "" for t in ET.fromstring(svg).iter(f"{_SVG}text")]
+
+
+def test_every_feature_of_a_panel_is_drawn_as_well_formed_svg() -> None:
+    # every feature a panel can switch on, lines and bars in one grid
     charts = [
         Chart("a", "k", "A", (_panel("categories", categories=("phase/one", "two", "3", "4")),
                               _panel("reference line", hline=5.0, hline_label="limit"),
                               _panel("diagonal", diagonal=True))),
         Chart("b", "k", "B", (_panel("at the data", ticks_at_data=True), _panel("nothing", True),
-                              _panel("counts", counts=True), _panel("more", hline=1.0,
-                                                                   categories=("a", "b")))),
-        Chart("c", "k", "C", (_panel("plain"), _panel("at the data", ticks_at_data=True),
-                              _panel("categories", categories=("a", "b", "c", "d")))),
-        # bars (the resource charts) in the same figure: ticks, grid and labels put back
+                              _panel("counts", counts=True), _panel("log", log=True))),
         Chart("d", "k", "D", (_bars(), _bars(hline=90.0, hline_label="90 %"), _panel("plain"),
                               _panel("diagonal", diagonal=True))),
     ]
-    artist = ChartArtist()
-    for chart in [*charts, *charts]:
-        reused, fresh = artist.draw(chart), ChartArtist().draw(chart)
-        assert reused == fresh, chart.key
-    assert len(artist._figures) == 2  # the bars need their names' margin: a figure of their own
+    a, b, d = (draw_chart(chart) for chart in charts)
+    for drawing in (a, b, d):
+        ET.fromstring(drawing.svg)  # well formed: every name escaped
+    texts = _texts(a.svg)
+    assert {"categories", "reference line", "diagonal", "limit", "phase/one", "x", "y"} <= set(
+        texts)
+    assert 'class="' + axes_class("diagonal") + '"' in a.svg
+    texts = _texts(b.svg)
+    assert "no data" in texts and "1" in texts and "4" in texts  # ticks at the data: 1, 2, 4
+    # the bars' names once, beside the first column; the line panels' own ticks after them
+    texts = _texts(d.svg)
+    assert texts.count("full-cycle/zeep/1") == 1 and " 90 %" in texts
+    # every clip path is the chart's own: two charts on one page never share an id
+    ids = re.findall(r'<clipPath id="([^"]+)"', a.svg + b.svg + d.svg)
+    assert len(ids) == len(set(ids)) > 0
+
+
+def axes_class(role: str) -> str:
+    from igestbench.report.plot import _LOOKS, style_class
+
+    return style_class(_LOOKS[role])
+
+
+def test_a_point_sits_on_the_grid_line_of_its_value() -> None:
+    series = (Series("s", (1.0, 2.0), (200.0, 400.0), colour="#1f77b4"),)
+    svg = draw_chart(Chart("p", "k", "P", (Panel("p", "clients", "y", series,
+                                                 ticks_at_data=True),))).svg
+    grid = re.search(r'<path d="([^"]*)" class="' + axes_class("grid"), svg)
+    assert grid is not None
+    levels = [float(y) for y in re.findall(r"M[\d.]+ ([\d.]+)H", grid[1])]
+    line = re.search(r'<path d="M([^"]*)" stroke="#1f77b4"', svg)
+    assert line is not None
+    ys = [float(point.split()[1]) for point in line[1].split("L")]
+    # the y ticks are 0, 200, 400 (at most four intervals of a 1-2-2.5-5 step)
+    assert "200" in _texts(svg) and "400" in _texts(svg) and len(levels) == 3
+    assert ys[0] == pytest.approx(levels[1], abs=0.1) and ys[1] == pytest.approx(levels[2],
+                                                                                  abs=0.1)
+
+
+def test_ticks_and_their_labels_read_as_matplotlibs_did() -> None:
+    # the axes of the 30 x 30 campaign's charts, as matplotlib's locator and formatter put them
+    assert axes.nice_ticks(axes.linear([0.0, 400.0])) == [0.0, 200.0, 400.0]
+    latency = axes.linear([0.0, 7.9])
+    assert axes.labels(axes.nice_ticks(latency)) == ["0.0", "2.5", "5.0", "7.5"]
+    assert axes.nice_ticks(Axis(0.0, 4.2), integer=True) == [0.0, 2.0, 4.0]
+    assert axes.nice_ticks(Axis(0.0, 1.0), integer=True) == [0.0, 1.0]
+    assert axes.labels([0.0, 0.5, 1.0, 1.5]) == ["0.0", "0.5", "1.0", "1.5"]
+    assert axes.labels([-0.0, 25.0, 50.0]) == ["0", "25", "50"]
+    assert axes.nice_ticks(Axis(0.0, 0.3)) == [0.0, 0.1, 0.2, 0.3]  # no float noise
+    log = axes.logarithmic([100.0, 10_000.0])
+    assert axes.log_ticks(log) == [100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0, 10_000.0]
+    assert axes.log_ticks(axes.logarithmic([1.0, 1e6])) == [1.0, 10.0, 100.0, 1e3, 1e4, 1e5,
+                                                            1e6]
+    assert axes.grouped(10_000.0) == "10,000" and axes.grouped(0.2) == "0.2"
 
 
 def test_the_svg_is_inline_and_escapes_names() -> None:
-    drawing = ChartArtist().draw(Chart("x", "k", "X", (_panel("plain"),)))
+    drawing = draw_chart(Chart("x", "k", "X", (_panel("plain"),)))
     assert drawing.svg.startswith("<svg") and "<metadata>" not in drawing.svg
     assert "<b>" not in drawing.svg  # only labels inside the SVG: titles, axes, ticks
     assert [e.label for e in drawing.legend] == ["<b>site</b> · zeep", "P & Q"]

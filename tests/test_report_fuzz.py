@@ -209,7 +209,7 @@ def _render_everything(campaign_path: Path, tmp_path: Path, draw: bool) -> str:
     report = build_report(campaign, campaign, charts=False)
     charts = build_charts(campaign)
     if draw:
-        render_all(charts, workers=1)
+        render_all(charts)
     render_markdown(report)
     write_csv(report, tmp_path / "csv")
     return render_html(report)

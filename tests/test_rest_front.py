@@ -22,7 +22,7 @@ import requests
 from igestbench.config import FaultKnobs, ServeConfig
 from igestbench.mock.catalogue import LocalCatalogue
 from tests.soap_helpers import call, login, returns
-from tests.test_catalogue_no_stall import FOUR_HOPS, second_client, serving
+from tests.test_catalogue_no_stall import FIVE_HOPS, second_client, serving
 
 CORS = {
     "Access-Control-Allow-Origin": "*",
@@ -395,13 +395,13 @@ def test_a_rest_query_runs_off_the_event_loop_within_its_time_budget() -> None:
             began = time.monotonic()
             r = requests.get(
                 rest.base + "entityManager",
-                params={"sessionId": sid, "query": FOUR_HOPS},
+                params={"sessionId": sid, "query": FIVE_HOPS},
                 timeout=60,
             )
             took = time.monotonic() - began
         status, code, message, _ = error(r)
         assert (status, code) == (500, "INTERNAL") and "--query-timeout (2 s)" in message
-        assert took < 10
+        assert took < 30  # stopped at its budget: the query runs for hours (generous: load)
         assert rest.search(sid, "SELECT COUNT(df) FROM Datafile df").json() == [200]
 
 

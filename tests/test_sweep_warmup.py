@@ -48,3 +48,25 @@ def test_no_call_of_the_first_step_pays_for_its_connection() -> None:
     entry = result.to_dict()
     assert entry["warmup"]["clients"] == 8 and entry["warmup"]["rate"] == 10
     assert entry["warmup"]["seconds"] >= 0.9 and entry["warmup"]["calls"] >= 1
+
+
+def test_the_warm_up_logs_its_workers_in_one_after_another() -> None:
+    """Eight logins at once held a real ICAT 6.2.0 (Payara's five request threads, each waiting
+    for the authenticator it calls over HTTP on the same threads) for 30 s: no answer to
+    anyone, the sweep's first step all timeouts. The warm-up sends them one at a time."""
+    lock = threading.Lock()
+    busy, most = [0], [0]
+
+    def factory() -> FakeClient:
+        with lock:
+            busy[0] += 1
+            most[0] = max(most[0], busy[0])
+        threading.Event().wait(0.02)  # a login's round trip
+        with lock:
+            busy[0] -= 1
+        return FakeClient()
+
+    with OpenLoop(factory, {"search": lambda client: None}, workers=8) as load:  # type: ignore[arg-type]
+        made = load.warm_up(50.0, 0.1)
+    assert made["clients"] == 8
+    assert most[0] == 1

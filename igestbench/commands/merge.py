@@ -79,7 +79,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
     if (outcome.skipped or outcome.damaged) and args.strict:
         raise Sv7Error(f"{len(outcome.skipped)} file(s) unreadable, {len(outcome.damaged)} "
                        "damaged part(s); nothing written (--strict)")
-    dump_campaign(outcome.document, args.output)
+    # merge checked every run it embeds: sealed, the report need not check them again
+    dump_campaign(outcome.document, args.output, sealed=True)
     runs = len(outcome.document["runs"])
     damaged = f", {len(outcome.damaged)} damaged part(s) left out" if outcome.damaged else ""
     print(

@@ -12,6 +12,12 @@ multiplying that, while small requests keep their own threads and stay fast. Aft
 request the C heap's free memory is handed back to the system (glibc keeps it otherwise, and a
 server that once parsed a large body would stay large).
 
+A stop starts no more requests and waits (bounded) for the running ones to end before the store
+closes their threads' SQLite connections: the store interrupts their SQL first, so they end
+within moments, but closing a connection while its thread is still inside SQLite crashes the
+process (what SQLite calls back is freed under it) — which a loaded machine, slow to give that
+thread a core again, made happen (tests/test_catalogue_stop.py).
+
 While the catalogue runs, the interpreter's GIL switch interval is at most 1 ms (Python's default
 is 5 ms): the event loop gives up the GIL at every socket call and must win it back from a worker
 busy in Python code (decoding a large request), and each such wait is up to one interval, several
@@ -28,7 +34,7 @@ import functools
 import sys
 import threading
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import CancelledError, ThreadPoolExecutor
 from typing import TypeVar
 
 #: Bodies larger than this (bytes) are large requests.
@@ -38,6 +44,8 @@ LARGE_BODY = 1024 * 1024
 REQUEST_THREADS = 8
 #: The longest the event loop waits for the GIL while a worker runs Python code (seconds).
 SWITCH_INTERVAL_S = 0.001
+#: The longest a stop waits for the requests still running to end (seconds).
+STOP_WAIT_S = 10.0
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -50,22 +58,45 @@ class RequestWorkers:
         self._ordinary = ThreadPoolExecutor(threads, thread_name_prefix="sv7-request")
         self._large = ThreadPoolExecutor(1, thread_name_prefix="sv7-large-request")
         self._running = True
+        self._busy = 0
+        self._stopping = False
+        self._idle = threading.Condition()
         _SwitchInterval.lower()
 
     def run(self, function: Callable[[_T], _R], argument: _T, large: bool) -> Awaitable[_R]:
         """``function(argument)`` in a worker thread; call from the event loop."""
         loop = asyncio.get_running_loop()
         if large:
-            return loop.run_in_executor(self._large, _then_trim, function, argument)
-        return loop.run_in_executor(self._ordinary, function, argument)
+            return loop.run_in_executor(self._large, self._counted, _then_trim, function, argument)
+        return loop.run_in_executor(self._ordinary, self._counted, _call, function, argument)
 
-    def shutdown(self) -> None:
-        """Drop the requests still waiting; the running ones end as the store interrupts them."""
+    def shutdown(self, wait_s: float = STOP_WAIT_S) -> None:
+        """Start no more requests, and wait up to ``wait_s`` for the running ones, which end as
+        the store interrupts their SQL (call :meth:`Store.interrupt` first)."""
+        with self._idle:
+            self._stopping = True
         for pool in (self._ordinary, self._large):
             pool.shutdown(wait=False, cancel_futures=True)
+        with self._idle:
+            self._idle.wait_for(lambda: self._busy == 0, timeout=wait_s)
         if self._running:
             self._running = False
             _SwitchInterval.restore()
+
+    def _counted(
+        self, runner: Callable[[Callable[[_T], _R], _T], _R], function: Callable[[_T], _R],
+        argument: _T,
+    ) -> _R:  # fmt: skip
+        with self._idle:
+            if self._stopping:  # taken from the queue just as the stop began
+                raise CancelledError("the local catalogue is stopping")
+            self._busy += 1
+        try:
+            return runner(function, argument)
+        finally:
+            with self._idle:
+                self._busy -= 1
+                self._idle.notify_all()
 
 
 class _SwitchInterval:
@@ -89,6 +120,10 @@ class _SwitchInterval:
             cls._users -= 1
             if cls._users == 0:
                 sys.setswitchinterval(cls._saved)
+
+
+def _call(function: Callable[[_T], _R], argument: _T) -> _R:
+    return function(argument)
 
 
 def _then_trim(function: Callable[[_T], _R], argument: _T) -> _R:

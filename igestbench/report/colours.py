@@ -4,8 +4,7 @@ Every chart draws a site's lines (and the bars of the catalogue a site operates)
 colour, so a reader who has found ELETTRA's colour in one chart finds it in the next. Sites take
 the colours in campaign order; catalogues whose operator is not a site of the campaign (the
 built-in one, an ad-hoc campaign's) take the next ones. The palette is matplotlib's tab10,
-then the light half of tab20, then tab20b: 40 colours, written here so that building the
-charts' data needs no matplotlib (only drawing them does, in worker processes).
+then the light half of tab20, then tab20b: 40 colours.
 
 The dash says what was measured: SOAP solid, REST dashed; a second SOAP client flavour dotted;
 ``sv7 swarm``'s runs dash-dotted. Lines are drawn SOAP first, so a REST line on the same values
@@ -31,7 +30,7 @@ PALETTE = (
 #: the colour of a line whose owner the page does not know
 NEUTRAL = "#4b5566"
 
-#: SVG/CSS dash names as matplotlib and the page's key both read them
+#: the dash of a line (plot.py draws it) and of its swatch in the page's key
 SOLID, DASHED, DOTTED, DASHDOT = "solid", "dashed", "dotted", "dashdot"
 #: drawing order: solid lines first, so dashed ones on the same values leave them visible
 DASH_ORDER = {SOLID: 0, DOTTED: 1, DASHDOT: 2, DASHED: 3}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from igestbench.icat.endpoint import endpoint_of
-from igestbench.report.charts import Chart, ChartDrawers, build_charts, likely_charts
+from igestbench.report.charts import Chart, build_charts, render_all
 from igestbench.report.footnotes import Footnote, footnotes
 from igestbench.report.interfaces import InterfaceTable, interface_tables
 from igestbench.report.matrices import (
@@ -108,31 +108,28 @@ class Report:
 
 def build_report(campaign: Campaign, previous: Campaign | None = None, *,
                  charts: bool = True) -> Report:
-    """The report of ``campaign``; ``charts=False`` leaves the (slow) SVG drawing out."""
-    # the charts are most of a large report's time: their drawing starts first (in worker
-    # processes when there are many) and runs while the rest is built
-    with ChartDrawers(likely_charts(campaign) if charts else 0) as drawers:
-        specs = build_charts(campaign) if charts else []
-        grown = scale_view(campaign)
-        scale_specs = list(grown.charts) if grown is not None and charts else []
-        drawings = drawers.draw([*specs, *scale_specs])
-        part, succ = participation(campaign), success(campaign)
-        targets = tuple(TargetView(t.name, t.url, t.operator, endpoint_of(t.url).port)
-                        for t in campaign.targets)
-        notes, marks = footnotes(
-            [cell for row in succ.rows for cell in row.cells],
-            ports={t.name: t.port for t in targets},
-            operators={t.name: t.operator for t in targets},
-            target_order=[t.name for t in targets],
-        )
-        scores = tuple(deployment_scores(campaign, _cells_by_target(succ)))
-        benchmarks = tuple(benchmark_rows(campaign))
-        summary = _summary(campaign, succ, marks, scores)
-        drawn = tuple(replace(chart, svg=d.svg, legend=d.legend, styles=d.styles)
-                      for chart, d in zip([*specs, *scale_specs], drawings(), strict=True))
-        if grown is not None:
-            grown = grown.with_drawings(drawn[len(specs):] if charts else ())
-        drawn = drawn[:len(specs)]
+    """The report of ``campaign``; ``charts=False`` leaves the charts' SVG out."""
+    specs = build_charts(campaign) if charts else []
+    grown = scale_view(campaign)
+    scale_specs = list(grown.charts) if grown is not None and charts else []
+    drawn = tuple(replace(chart, svg=d.svg, legend=d.legend, styles=d.styles)
+                  for chart, d in zip([*specs, *scale_specs], render_all([*specs, *scale_specs]),
+                                      strict=True))
+    if grown is not None:
+        grown = grown.with_drawings(drawn[len(specs):] if charts else ())
+    drawn = drawn[:len(specs)]
+    part, succ = participation(campaign), success(campaign)
+    targets = tuple(TargetView(t.name, t.url, t.operator, endpoint_of(t.url).port)
+                    for t in campaign.targets)
+    notes, marks = footnotes(
+        [cell for row in succ.rows for cell in row.cells],
+        ports={t.name: t.port for t in targets},
+        operators={t.name: t.operator for t in targets},
+        target_order=[t.name for t in targets],
+    )
+    scores = tuple(deployment_scores(campaign, _cells_by_target(succ)))
+    benchmarks = tuple(benchmark_rows(campaign))
+    summary = _summary(campaign, succ, marks, scores)
     runs = tuple(RunView(r.site, r.target, r.file, r.file_version, r.result.run_id,
                          r.result.raw["run"]["started"], r.result.status, r.result.tool_version,
                          "quick" if r.quick else "full", r.kind,

@@ -2,7 +2,7 @@
 
 Every string from a partner's file reaches the page through Jinja with autoescape on, in HTML
 and Markdown alike (a Markdown viewer renders raw HTML, so escaping there matters as much).
-The charts are the one piece of markup inserted as is: matplotlib wrote it and escaped every
+The charts are the one piece of markup inserted as is: plot.py wrote it and escaped every
 label itself. CSV cells that a spreadsheet would take for a formula are quoted with ``'``.
 
 The templates are package data of ``igestbench.report`` (``templates/`` at the top of the
@@ -93,7 +93,7 @@ SECTIONS = (
 
 def render_html(report: Report) -> str:
     every = (*report.charts, *(report.scale.charts if report.scale else ()))
-    charts = {chart.key: Markup(chart.svg) for chart in every}  # matplotlib's own SVG
+    charts = {chart.key: Markup(chart.svg) for chart in every}  # plot.py's SVG, every label escaped
     # the charts' styles, each once: class names are hashes of the declarations (svg.py)
     styles = dict(style for chart in every for style in chart.styles)
     chart_css = Markup("\n".join(f".{name}{{{rule}}}" for name, rule in sorted(styles.items())))

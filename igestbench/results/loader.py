@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import gzip
 import json
+import math
 import os
 import re
 import zlib
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 from urllib.parse import urlsplit
+
+import orjson
 
 from igestbench.results.contents import Damage, checked
 from igestbench.results.format import (
@@ -176,6 +179,12 @@ def result_from_document(doc: JSONObject, path: str | os.PathLike[str]) -> Resul
     return _view(path, version, doc, damages)
 
 
+def checked_result(doc: JSONObject, path: str | os.PathLike[str]) -> ResultFile:
+    """A document that :func:`result_from_document` made (merge's, in a sealed campaign file:
+    results/seal.py): already checked, upgraded and without damaged parts, so only viewed."""
+    return _view(Path(path), doc["version"], doc)
+
+
 def _read(path: Path, max_bytes: int) -> bytes:
     try:
         with path.open("rb") as raw:
@@ -240,7 +249,7 @@ def _parse(path: Path, data: bytes) -> JSONObject:
     if start[0] not in '{["-0123456789tfn':
         raise ResultFileError(path, f"not JSON (it starts with {text.lstrip()[:20]!r})")
     try:
-        doc = json.loads(text, parse_constant=_not_json)
+        doc = _decode(text, data)
     except _NotJson as exc:
         raise ResultFileError(
             path, f"not valid JSON: {exc} is not a JSON number (written by a non-strict writer?)"
@@ -261,6 +270,39 @@ def _parse(path: Path, data: bytes) -> JSONObject:
         shown = repr(doc["format"])[:60]
         raise ResultFileError(path, f'foreign JSON file: format is {shown}, not "{FORMAT_NAME}"')
     return doc
+
+
+#: a number orjson would not read as json does (an integer beyond 64 bits becomes a float
+#: there) has a run of 19 digits: found as a run of zeros once every digit is one (bytes'
+#: translate and find run in C; a regular expression took as long as the parsing)
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_RUN = b"0" * 19
+
+
+def _decode(text: str, data: bytes) -> Any:
+    """The JSON value of ``text`` as :func:`json.loads` reads it (NaN and Infinity refused).
+
+    orjson reads a result file three times faster and gives the same values; it refuses
+    what it cannot read exactly (NaN, 1e400, lone surrogates, nesting beyond 1024, malformed
+    text), and text with a long run of digits (an integer beyond 64 bits, which it would read
+    as a float) does not go to it: json reads those, and says what is wrong as it always did.
+    ``data`` is the text's UTF-8 bytes.
+    """
+    if _LONG_RUN not in data.translate(_DIGITS_AS_ZERO):
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text, parse_constant=_not_json, parse_float=_finite)
+
+
+def _finite(literal: str) -> float:
+    """A JSON number as a float; one beyond a double's range (``1e400``, which json reads as
+    infinity) is refused: no JSON writer can write it back, and the campaign file must be."""
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _NotJson(f"{literal[:40]} (beyond a double's range)")
+    return value
 
 
 class _NotJson(ValueError):

@@ -3,7 +3,8 @@
     python -m tests.benchmarks.report_against --against DIR [--rounds 3]
 
 DIR is another checkout (for example ``git archive main | tar -x -C /tmp/main``). The 900
-result files are written once, by this checkout; each round runs merge + render in a fresh
+result files and a campaign.toml are written once, by this checkout; each round runs
+``sv7 merge`` then ``sv7 report`` (the commands, as a coordinator runs them) in a fresh
 interpreter of each checkout in turn (the busy shared machine makes figures of separate runs
 incomparable) and prints the medians, the page sizes and the load average.
 """
@@ -22,30 +23,42 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 _ONE_ROUND = """
-import json, re, sys, time
+import contextlib, io, json, re, sys, time
 from pathlib import Path
-from igestbench.report import build_report, render_html
-from igestbench.results.campaign import dump_campaign, load_campaign
-from igestbench.results.campaign_file import CampaignConfig, CampaignSite, CampaignTarget
-from igestbench.results.merge import merge
+from igestbench.cli import main as sv7
 
 def main():
-    files, out = sorted(Path(sys.argv[1]).glob("*.json")), Path(sys.argv[2])
-    config = CampaignConfig("bench", tuple(CampaignSite(f"SITE{s}") for s in range(30)),
-        tuple(CampaignTarget(f"ICAT {t}", f"https://icat{t}.example:8181/ICATService/ICAT",
-                             f"SITE{t}") for t in range(30)))
+    files, out = Path(sys.argv[1]), Path(sys.argv[2])
+    campaign, page = out / "campaign.json", out / "report.html"
+    quiet = io.StringIO()
     start = time.perf_counter()
-    dump_campaign(merge(files, config).document, out / "campaign.json")
-    merged = time.perf_counter()
-    page = render_html(build_report(load_campaign(out / "campaign.json")))
+    with contextlib.redirect_stdout(quiet):
+        assert sv7(["merge", str(files), "--campaign", str(files.parent / "campaign.toml"),
+                    "-o", str(campaign)]) == 0
+        merged = time.perf_counter()
+        assert sv7(["report", str(campaign), "-o", str(page)]) == 0
     end = time.perf_counter()
-    svg = sum(len(m) for m in re.findall(r"<svg.*?</svg>", page, re.DOTALL))
+    html = page.read_text(encoding="utf-8")
+    svg = sum(len(m) for m in re.findall(r"<svg.*?</svg>", html, re.DOTALL))
     print(json.dumps({"total": end - start, "merge": merged - start, "report": end - merged,
-                      "page_mb": len(page.encode()) / 1e6, "svg_mb": svg / 1e6}))
+                      "page_mb": len(html.encode()) / 1e6, "svg_mb": svg / 1e6}))
 
 if __name__ == "__main__":
     main()
 """
+
+
+def _write_campaign_toml(path: Path) -> None:
+    from tests.benchmarks.test_bench_report import SITES, TARGETS
+
+    lines = ['[campaign]', 'name = "bench"', ""]
+    for s in range(SITES):
+        lines += ["[[site]]", f'name = "SITE{s}"', ""]
+    for t in range(TARGETS):
+        lines += ["[[target]]", f'name = "ICAT {t}"',
+                  f'url = "https://icat{t}.example:8181/ICATService/ICAT"',
+                  f'operator = "SITE{t}"', ""]
+    path.write_text("\n".join(lines), encoding="utf-8")
 
 
 def _write_files(directory: Path) -> None:
@@ -85,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         base = Path(tmp)
         (base / "files").mkdir()
         _write_files(base / "files")
+        _write_campaign_toml(base / "campaign.toml")
         script = base / "one_round.py"
         script.write_text(_ONE_ROUND, encoding="utf-8")
         results: dict[str, list[dict[str, float]]] = {"other": [], "this": []}

@@ -32,7 +32,7 @@ def served_catalogue(
     )
     assert proc.stdout is not None
     url = None
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # a busy machine took over 30 s to start it
     for line in proc.stdout:
         if line.startswith("WSDL: "):
             url = line.split(" ", 1)[1].strip().removesuffix("?wsdl")
@@ -45,5 +45,5 @@ def served_catalogue(
         yield proc, url
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=60)  # a busy machine took 10-15 s to stop it
         proc.stdout.close()

@@ -22,7 +22,7 @@ import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
 from igestbench.report import build_report, render_html
-from igestbench.report.charts import ChartArtist, build_charts, render_all
+from igestbench.report.charts import build_charts, render_all
 from igestbench.results.campaign import dump_campaign, load_campaign
 from igestbench.results.campaign_file import CampaignConfig, CampaignSite, CampaignTarget
 from igestbench.results.merge import merge
@@ -69,9 +69,10 @@ def result_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], 
 
 
 def _before_issue_14(files: list[Path], config: CampaignConfig, path: Path) -> str:
-    """merge + render as it was before the change (2026-11-23): the campaign file written with
-    indent=1 (json's pure-Python encoder), and the charts drawn after the rest of the report
-    was built, by worker processes started only then."""
+    """merge + render as it was before issue 14 (2026-11-23) where it still can be: the
+    campaign file written with indent=1 (json's pure-Python encoder), and the charts drawn
+    after the rest of the report was built. (Today's code against another checkout's, each in
+    a fresh interpreter: tests/benchmarks/report_against.py.)"""
     dump_campaign(merge(files, config).document, path)  # to have the document to re-dump
     document = json.loads(path.read_text(encoding="utf-8"))
     path.write_text(json.dumps(document, ensure_ascii=False, indent=1, allow_nan=False) + "\n",
@@ -129,61 +130,3 @@ def test_merge_and_render_30_by_30(
               f"{svg / 1e6:.2f} MB (goal: under 3 MB; 12.2 MB before the SVG was compacted, "
               f"measured 2026-11-23); {os.cpu_count()} cores, load average "
               f"{os.getloadavg()[0]:.1f} at the end")
-
-
-def test_compact_svg_against_matplotlibs(
-    capsys: pytest.CaptureFixture[str], result_files: tuple[list[Path], CampaignConfig],
-    tmp_path: Path,
-) -> None:
-    """The bytes of a chart as matplotlib writes it and compacted (report/svg.py), side by side
-    in one process: 4 charts of each kind of the 30 x 30 campaign, drawn both ways."""
-    files, config = result_files
-    dump_campaign(merge(files, config).document, tmp_path / "campaign.json")
-    charts = build_charts(load_campaign(tmp_path / "campaign.json"))
-    sample = [c for kind in ("scaling", "sweep", "history")
-              for c in [c for c in charts if c.kind == kind][:4]]
-    raw, compact = ChartArtist(compact=False), ChartArtist()
-    sizes = {"raw": 0, "compact": 0}
-    seconds = {"raw": 0.0, "compact": 0.0}
-    for chart in sample:
-        for way, artist in (("raw", raw), ("compact", compact)):
-            start = time.perf_counter()
-            drawing = artist.draw(chart)
-            seconds[way] += time.perf_counter() - start
-            sizes[way] += len(drawing.svg) + sum(len(n) + len(r) + 3 for n, r in drawing.styles)
-    scale = len(charts) / len(sample)
-    with capsys.disabled():
-        print(f"\n{len(sample)} charts of the 30 x 30 campaign: {sizes['raw'] / 1e3:.0f} kB as "
-              f"matplotlib writes them (points as dots), {sizes['compact'] / 1e3:.0f} kB "
-              f"compacted ({sizes['raw'] / sizes['compact']:.1f}x smaller; all "
-              f"{len(charts)} charts ≈ {sizes['raw'] * scale / 1e6:.1f} MB -> "
-              f"{sizes['compact'] * scale / 1e6:.1f} MB); drawing {seconds['raw']:.2f} s, "
-              f"with compacting {seconds['compact']:.2f} s")
-
-
-def test_kept_figures_against_new_ones(
-    capsys: pytest.CaptureFixture[str], result_files: tuple[list[Path], CampaignConfig],
-    tmp_path: Path,
-) -> None:
-    """What keeping one figure per kind of chart saves, side by side in one process: each of
-    the 30 x 30 campaign's first 12 charts (scaling, sweep alternating) drawn both ways."""
-    files, config = result_files
-    dump_campaign(merge(files, config).document, tmp_path / "campaign.json")
-    charts = build_charts(load_campaign(tmp_path / "campaign.json"))[:12]
-    kept = ChartArtist()
-    kept.draw(charts[0]), ChartArtist().draw(charts[0])  # imports and font cache warm
-    times: dict[tuple[str, str], list[float]] = {}
-    for _ in range(3):
-        for chart in charts:
-            for way, artist in (("kept", kept), ("new", ChartArtist())):
-                start = time.perf_counter()
-                artist.draw(chart)
-                times.setdefault((chart.kind, way), []).append(time.perf_counter() - start)
-    with capsys.disabled():
-        print()
-        for kind in dict.fromkeys(c.kind for c in charts):
-            kept_ms, new_ms = (statistics.median(times[kind, way]) * 1000
-                               for way in ("kept", "new"))
-            print(f"a {kind} chart of the 30 x 30 campaign: {kept_ms:.0f} ms into a kept "
-                  f"figure, {new_ms:.0f} ms into a new one (medians of "
-                  f"{len(times[kind, 'new'])}): {new_ms / kept_ms:.1f}x")
