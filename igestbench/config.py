@@ -116,6 +116,13 @@ class ServeConfig:
     #: False imitates it (sv7 run then takes the server's clock from a createTime).
     date_header: bool = True
     knobs: FaultKnobs = field(default_factory=FaultKnobs)
+    #: Serve an ICAT Data Service under /ids/ (profile 6.2: ids.server 2.1.1's calls).
+    ids: bool = True
+    #: Where the IDS keeps its files; None: a temporary folder removed when the server stops.
+    ids_storage: str | None = None
+    #: Present the IDS as two-level with an emulated archive (archive/restore accepted, data
+    #: always ONLINE); False: single-level, as ids.server without archive storage.
+    ids_two_level: bool = True
 
     def __post_init__(self) -> None:
         if not is_loopback(self.host):
@@ -141,6 +148,8 @@ class ServeConfig:
             raise UsageError(f"--query-timeout {self.query_timeout_s:g}: must be positive")
         if self.max_elements <= 0:
             raise UsageError(f"--max-elements {self.max_elements}: must be positive")
+        if self.ids_storage is not None and Path(self.ids_storage).expanduser().is_file():
+            raise UsageError(f"--ids-storage {self.ids_storage}: a file, not a folder")
         self.zone  # noqa: B018 - validates the name now, before anything starts
 
     @property
@@ -193,6 +202,8 @@ class RunConfig:
     batch_size: int = 100
     page_size: int = 100
     payload_bytes: int = 0
+    #: Sizes of the files the ids part uploads through the IDS (--cycles of each per client).
+    file_sizes: tuple[int, ...] = (1024, 1024**2, 100 * 1024**2)
     #: Highest demanded rate of the load sweep (requests/s) and seconds per step.
     max_rate: float = 200.0
     duration: float = 3.0
@@ -353,7 +364,7 @@ def load_run_config(
     profile = options.get("profile", run_options.DEFAULT_PROFILE)  # an option given wins
     options = {**run_options.PROFILE_SETTINGS[profile], **options, "profile": profile}
     if options.get("target") is not None and "parts" not in options:
-        # a big tree on a partner's catalogue only when asked for by name
+        # a big tree, or files in the facility's storage, only when asked for by name
         options["parts"] = tuple(
             p for p in run_options.PARTS if p not in run_options.NAMED_ONLY_ON_TARGET
         )

@@ -21,12 +21,15 @@ from typing import Any
 
 from igestbench.errors import UsageError
 
-PARTS = ("verify", "full-cycle", "single-query", "burst", "multi-query", "sweep", "scale")
-#: Parts that run against a --target only when --parts names them (they build big trees).
-NAMED_ONLY_ON_TARGET = ("scale",)
+PARTS = ("verify", "full-cycle", "single-query", "burst", "multi-query", "sweep", "scale", "ids")
+#: Parts that run against a --target only when --parts names them: scale builds big trees, ids
+#: writes into the facility's storage.
+NAMED_ONLY_ON_TARGET = ("scale", "ids")
 #: Catalogue sizes (Datafiles) of the scale part; above the limit a --target needs --yes.
 SCALE_SIZES = (1_000, 10_000, 100_000)
 SCALE_SIZES_WITHOUT_YES = 100_000
+#: The largest file --file-sizes may ask for (the IDS part writes one of each size).
+MAX_FILE_SIZE = 16 * 1024**3
 FLAVOUR_NAMES = ("zeep", "python-icat", "lean", "rest")
 #: ICAT's two interfaces over one entity manager: SOAP (/ICATService/ICAT) and REST (/icat/...).
 INTERFACES = ("soap", "rest")
@@ -46,7 +49,7 @@ DEFAULT_PROFILE = "quick"
 PROFILE_SETTINGS: Mapping[str, Mapping[str, Any]] = {
     "quick": {"flavours": ("zeep",), "concurrency": (1, 2), "cycles": 3, "files": 50,
               "queries": 50, "batch_size": 10, "max_rate": 40.0, "duration": 1.0,
-              "warmup": 0.25, "scale_sizes": (300, 1_000)},
+              "warmup": 0.25, "scale_sizes": (300, 1_000), "file_sizes": (1024, 1024**2)},
     "full": {},
 }
 
@@ -170,6 +173,29 @@ def sizes(value: object) -> tuple[int, ...]:
     if any(b <= a for a, b in itertools.pairwise(found)):
         raise OptionError(f"expected {wanted}: each size on top of the last, not {_text(value)!r}")
     return tuple(found)
+
+
+_SIZE = re.compile(r"([0-9]+)\s*(B|KiB|MiB|GiB|KB|MB|GB)?", re.IGNORECASE)
+_SIZE_UNITS = {"b": 1, "kib": 1024, "mib": 1024**2, "gib": 1024**3,
+               "kb": 1000, "mb": 1000**2, "gb": 1000**3}  # fmt: skip
+
+
+def file_sizes(value: object) -> tuple[int, ...]:
+    """``1KiB,1MiB,100MiB`` (or bytes; KB/MB/GB are powers of 1000) → sizes in bytes."""
+    items = _items(value)
+    sizes = []
+    for item in items:
+        found = _SIZE.fullmatch(str(item).strip())
+        size = int(found.group(1)) * _SIZE_UNITS[(found.group(2) or "b").lower()] if found else 0
+        if not found or not 0 < size <= MAX_FILE_SIZE:
+            raise OptionError(
+                "expected file sizes separated by commas, e.g. 1KiB,1MiB,100MiB (bytes, or with "
+                f"B, KiB, MiB, GiB, KB, MB, GB; at most 16 GiB), not {_text(value)!r}"
+            )
+        sizes.append(size)
+    if not sizes:
+        raise OptionError("expected file sizes, e.g. 1KiB,1MiB,100MiB")
+    return tuple(dict.fromkeys(sizes))
 
 
 def names(choices: tuple[str, ...]) -> Parse:
@@ -318,8 +344,9 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
               "interfaces to measure: soap, rest (default: what the target serves; "
               "SOAP with the --flavour clients, REST with the rest client)"),
     RunOption("--parts", "parts", names(PARTS),
-              "verify,full-cycle,single-query,burst,multi-query,sweep,scale (default: all; "
-              "with --target all but scale)"),
+              "verify,full-cycle,single-query,burst,multi-query,sweep,scale,ids (default: all; "
+              "with --target all but scale and ids, which build big trees and write into the "
+              "facility's storage)"),
     RunOption("--concurrency", "concurrency", levels,
               "parallel clients per level, e.g. 1,2,4,8 (default 1,2)"),
     RunOption("--cycles", "cycles", whole(1),
@@ -335,6 +362,9 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
               "LIMIT page size of the paged query (default 100)"),
     RunOption("--payload-bytes", "payload_bytes", whole(0),
               "data payload in each NeXus file (default 0)"),
+    RunOption("--file-sizes", "file_sizes", file_sizes,
+              "sizes of the files the ids part uploads, --cycles of each per client "
+              "(quick 1KiB,1MiB; full 1KiB,1MiB,100MiB)"),
     RunOption("--max-rate", "max_rate", rate,
               f"highest demanded rate of the load sweep, in {RATE_WORDS} (requests/s; "
               "quick 40, full 200)"),

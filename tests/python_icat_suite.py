@@ -14,7 +14,8 @@ What a python-icat user would do to test their client against the local catalogu
    setup creates after wiping the catalogue, so the catalogue's default rules do not matter);
 5. run pytest on the whole suite; the exit code is pytest's.
 
-Skips that remain are python-icat's own: tests that need an IDS (none is configured) or a newer
+The suite's IDS tests run against the IDS ``sv7 serve`` serves at ``/ids/`` (the ``idsurl`` of
+every section of its config). Skips that remain are python-icat's own: tests for an older IDS or
 server version, and tests marked slow.
 
 Run:  python -m tests.python_icat_suite [--cache DIR] [--sdist FILE] [--keep] [-- PYTEST-ARGS…]
@@ -168,11 +169,17 @@ def users_toml(accounts: tuple[SuiteAccount, ...] = ACCOUNTS) -> str:
     )
 
 
+def ids_url(wsdl_url: str) -> str:
+    """The IDS beside the catalogue whose WSDL URL ``sv7 serve`` printed (``…/ids``)."""
+    base = wsdl_url.split("/ICATService/", 1)[0]
+    return f"{base}/ids"
+
+
 def icat_cfg(url: str, accounts: tuple[SuiteAccount, ...] = ACCOUNTS) -> str:
-    """python-icat's ``tests/data/icat.cfg``: one section per account, no IDS."""
+    """python-icat's ``tests/data/icat.cfg``: one section per account, each with the IDS."""
     return "".join(
-        f"[{a.section}]\nurl = {url}\nauth = {a.mechanism}\nusername = {a.name}\n"
-        f"password = {PASSWORD}\n\n"
+        f"[{a.section}]\nurl = {url}\nidsurl = {ids_url(url)}\nauth = {a.mechanism}\n"
+        f"username = {a.name}\npassword = {PASSWORD}\n\n"
         for a in accounts
     )
 

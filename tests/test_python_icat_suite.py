@@ -31,7 +31,8 @@ def test_icat_cfg_has_every_section_python_icat_reads() -> None:
     assert set(cfg.sections()) == SECTIONS
     assert cfg["ingest"]["username"] == "dataingest"  # the user init-icat.py gives rights to
     assert cfg["jdoe"]["auth"] == "db" and cfg["useroffice"]["auth"] == "simple"
-    assert all("idsurl" not in cfg[s] for s in SECTIONS)  # no IDS: those tests skip
+    # every account reaches the IDS sv7 serve serves beside the catalogue
+    assert {cfg[s]["idsurl"] for s in SECTIONS} == {"http://127.0.0.1:1/ids"}
 
 
 def test_users_file_makes_only_root_a_root_user(tmp_path: Path) -> None:

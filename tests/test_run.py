@@ -155,8 +155,11 @@ def test_no_target_runs_every_part_against_the_built_in_catalogue(tmp_path: Path
         ("lean", "soap"), ("rest", "rest")]
     assert all(len(s["steps"]) == 3 for s in data["sweeps"])  # 10, 20, 40/s
     assert {(b["workload"], b["flavour"], b["concurrency"]) for b in data["benchmarks"]} == {
-        (w, f, c) for w in WORKLOADS.split(",") for f in ("zeep", "rest") for c in (1, 2)}
-    assert data["cleanup"]["left"] == 0
+        (w, f, c) for w in WORKLOADS.split(",") for f in ("zeep", "rest") for c in (1, 2)} | {
+        ("ids", "lean", 1), ("ids", "lean", 2)}  # the built-in IDS: ingestion with the bytes
+    ids = [b for b in data["benchmarks"] if b["workload"] == "ids"]
+    assert all(b["checks"]["identical"] == b["checks"]["downloaded"] > 0 for b in ids)
+    assert data["cleanup"]["left"] == 0 and data["cleanup"]["files_left"] == []
     assert data["run"]["status"] == "complete"
     # the scale part at the quick profile's sizes, root and the built-in reader as member
     assert [z["size"] for z in data["scale"]["sizes"]] == [300, 1000]

@@ -119,7 +119,7 @@ def test_every_check_passes_on_the_local_catalogue(local_ca: LocalCatalogue) -> 
     )
     assert [c.id for c in result.checks if c.outcome != "passed"] == []
     assert {c.part for c in result.checks} == {
-        "connectivity", "tls", "soap", "session", "read", "write", "cleanup", "rest",
+        "connectivity", "tls", "soap", "session", "read", "write", "cleanup", "rest", "ids",
     }  # fmt: skip
     assert result.api_version == "6.2.0"
     data = result.to_dict()
@@ -302,6 +302,7 @@ def test_every_cause_is_provoked_above() -> None:
         "tls-expired", "tls-hostname", "http-status", "not-icat", "auth-refused",
         "insufficient-privileges", "wrong-result", "icat-fault-BAD_PARAMETER",
         "rest-missing",  # tests/test_verify_rest.py: a proxy that forwards SOAP only
+        "ids-fault",  # tests/test_verify_ids.py: an IDS that answers ping but fails its version
         "connect-timeout",  # tests/test_timeout_hints.py: a port that drops the connection
     }  # fmt: skip
     assert provoked <= set(CAUSES)
@@ -363,7 +364,7 @@ def test_check_logs_in_with_the_default_account_of_the_environment(
     monkeypatch.chdir(local_ca.tls.ca.parent)  # no sv7.toml here
     args = _check_args("--target", local_ca.service_url, "--ca-file", str(local_ca.tls.ca))
     assert cmd_check(args) == 0
-    assert capsys.readouterr().out.startswith("ICAT OK - 6.2.0, login ok, REST ok |")
+    assert capsys.readouterr().out.startswith("ICAT OK - 6.2.0, login ok, REST ok, IDS ok |")
     monkeypatch.setenv("SV7_PASSWORD", "wrong")
     assert cmd_check(args) == 2
     assert capsys.readouterr().out.startswith("ICAT CRITICAL - auth-refused: ")
@@ -373,7 +374,7 @@ def test_check_ok_with_perfdata(local_ca: LocalCatalogue) -> None:
     assert local_ca.tls is not None
     code, line = run_check(local_ca.service_url, 2.0, local_ca.tls.ca, False, [READER])
     assert code == 0, line
-    assert line.startswith("ICAT OK - 6.2.0, login ok, REST ok | rtt=")
+    assert line.startswith("ICAT OK - 6.2.0, login ok, REST ok, IDS ok | rtt=")
     assert all(f" {label}=" in line for label in ("wsdl", "login"))
     assert line.endswith("ms;;;") and "\n" not in line
 
@@ -412,7 +413,7 @@ def test_check_without_a_login_is_unknown_unless_asked_for(
         and "--no-login" in line and line.count("\n") == 1
     assert cmd_check(_check_args(*target, "--no-login")) == 0
     line = capsys.readouterr().out
-    assert line.startswith("ICAT OK - 6.2.0, no login (--no-login), REST ok | rtt=")
+    assert line.startswith("ICAT OK - 6.2.0, no login (--no-login), REST ok, IDS ok | rtt=")
     assert "login=" not in line  # nothing logged in, nothing timed as a login
     # --no-login asks for no account, even where one is configured
     for name, value in (("SV7_AUTH", "simple"), ("SV7_USER", "reader"), ("SV7_PASSWORD", "x")):

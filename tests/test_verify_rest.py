@@ -67,7 +67,8 @@ def test_sv7_check_reports_rest_and_writes_nothing(catalogue: LocalCatalogue) ->
     assert WRITES.isdisjoint(outcomes(result)) and "test_rest_version" in outcomes(result)
     code, line = run_check(catalogue.service_url, 5.0, None, False, [READER, WRITER])
     assert code == 0, line
-    assert line.startswith("ICAT OK - 6.2.0, login ok, REST ok | ") and " rest_login=" in line
+    assert line.startswith("ICAT OK - 6.2.0, login ok, REST ok, IDS ok | "), line
+    assert " rest_login=" in line
     assert sv7_facilities(catalogue) == 0
 
 
@@ -77,7 +78,7 @@ def test_icat_4_has_no_rest_part() -> None:
         code, line = run_check(cat.service_url, 5.0, None, False, [WRITER])
     assert {o for o, _ in outcomes(result).values()} == {"skipped"}
     assert all(c.explanation == "needs ICAT >=5, the server runs 4.3.3" for c in result.checks)
-    assert code == 0 and "login ok, no REST (ICAT 4.3.3) |" in line
+    assert code == 0 and "login ok, no REST (ICAT 4.3.3), no IDS |" in line
 
 
 class _SoapOnlyProxy(http.server.BaseHTTPRequestHandler):

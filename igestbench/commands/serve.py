@@ -100,6 +100,20 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "are read in it and answers are given in it, as ICAT does with its JVM's zone "
         "(default UTC)",
     )
+    d = p.add_argument_group("ICAT Data Service (/ids/, as ids.server 2.1.1)")
+    d.add_argument(
+        "--ids-storage",
+        metavar="DIR",
+        help="folder of the IDS's files, kept across restarts (default: a temporary folder "
+        "removed when the server stops)",
+    )
+    d.add_argument(
+        "--ids-single-level",
+        action="store_true",
+        help="a single-level IDS: archive, restore and write answer NotImplemented (default: "
+        "two-level with an emulated archive, every file always ONLINE)",
+    )
+    d.add_argument("--no-ids", action="store_true", help="serve no IDS")
     g = p.add_argument_group("fault injection (to test clients and the suite itself)")
     g.add_argument(
         "--latency-ms",
@@ -163,6 +177,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         timezone=args.timezone,
         example_data=args.example_data,
         friendly_names=tuple(friendly.items()),
+        ids=not args.no_ids,
+        ids_storage=args.ids_storage,
+        ids_two_level=not args.ids_single_level,
         knobs=FaultKnobs(
             latency_ms=args.latency_ms,
             stall_every=args.stall_every,
@@ -184,6 +201,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"WSDL: {catalogue.wsdl_url}", file=out)
         if config.profile != "4.3":  # ICAT 4.3 had no REST API
             print(f"REST: {catalogue.rest_url}", file=out)
+        if catalogue.ids is not None:
+            where = "a temporary folder" if catalogue.ids.temporary else str(catalogue.ids.root)
+            levels = "two-level, archive emulated" if config.ids_two_level else "single-level"
+            print(f"IDS: {catalogue.ids_url} ({levels}; files in {where})", file=out)
         if config.timezone.upper() != "UTC":
             print(f"time zone: {config.timezone}", file=out)
         if catalogue.tls is not None:

@@ -26,7 +26,8 @@ from igestbench.icat.faults import IcatInternal
 from igestbench.icat.schema import get_profile
 from igestbench.icat.wsdl import render_wsdl, render_xsd
 from igestbench.mock.auth import Authenticators, Sessions
-from igestbench.mock.http import ConnectionFactory, HttpLimits, Request, Response
+from igestbench.mock.http import BodySink, ConnectionFactory, HttpLimits, Request, Response
+from igestbench.mock.ids.server import LocalIds
 from igestbench.mock.rest import REST_PREFIX, RestEndpoint, error_response
 from igestbench.mock.seed import seed_new_database
 from igestbench.mock.service import IcatService
@@ -48,7 +49,7 @@ INLINE_SQL_S = 0.05
 
 class CatalogueApp:
     """Routes: WSDL and XSD on GET, SOAP on POST, both under /ICATService/ICAT and /icat/ICAT;
-    the REST API under /icat/ (everything else there)."""
+    the REST API under /icat/ (everything else there); the IDS under /ids/."""
 
     def __init__(
         self,
@@ -56,8 +57,10 @@ class CatalogueApp:
         endpoint: SoapEndpoint,
         default_host: str,
         workers: RequestWorkers,
+        ids: LocalIds | None = None,
     ) -> None:
         self.config = config
+        self.ids = ids
         self.endpoint = endpoint
         self.rest = RestEndpoint(endpoint.service, endpoint.max_elements)
         self.workers = workers
@@ -67,8 +70,16 @@ class CatalogueApp:
         self._random = random.Random(self.knobs.seed)
         self._count = 0
 
+    def body_sink(self, method: str, path: str, headers: dict[str, str]) -> BodySink | None:
+        """Bodies that stream instead of being held: files uploaded to the IDS."""
+        if self.ids is not None and self.ids.serves(path):
+            return self.ids.body_sink(method, path, headers)
+        return None
+
     def __call__(self, request: Request) -> Response | Awaitable[Response]:
         path = request.path.rstrip("/")
+        if self.ids is not None and self.ids.serves(request.path):
+            return self.ids.handle(request, self.workers)
         if path not in SERVICE_PATHS and path.startswith(REST_PREFIX):
             if not self.knobs.active:
                 return self._rest(request)
@@ -215,6 +226,9 @@ class LocalCatalogue:
         self._server: asyncio.base_events.Server | None = None
         self._connections: ConnectionFactory | None = None
         self.workers = RequestWorkers()
+        self.ids: LocalIds | None = None
+        if self.config.ids and self.config.profile != "4.3":  # ids.server 2 pairs with ICAT 6
+            self.ids = LocalIds(self.service, self.config.ids_storage, self.config.ids_two_level)
 
     # --- addresses -----------------------------------------------------------------------
 
@@ -241,11 +255,18 @@ class LocalCatalogue:
         """Base of the REST API (``…/icat``; 6.2 profile only)."""
         return self.url + REST_PREFIX.rstrip("/")
 
+    @property
+    def ids_url(self) -> str | None:
+        """Base of the ICAT Data Service (``…/ids``), None when it is not served."""
+        return self.url + "/ids" if self.ids is not None else None
+
     # --- running -------------------------------------------------------------------------
 
     async def _start_server(self) -> asyncio.base_events.Server:
         endpoint = SoapEndpoint(self.service, self.config.max_elements)
-        app = CatalogueApp(self.config, endpoint, f"{self.config.host}:{self.port}", self.workers)
+        app = CatalogueApp(
+            self.config, endpoint, f"{self.config.host}:{self.port}", self.workers, self.ids
+        )
         factory = ConnectionFactory(
             app,
             self.scheme,
@@ -314,6 +335,8 @@ class LocalCatalogue:
             self._thread = None
         self.workers.shutdown()
         self.store.close()
+        if self.ids is not None:
+            self.ids.close()
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
@@ -341,6 +364,8 @@ class LocalCatalogue:
         finally:
             self._shutdown(self.loop, server)
             self.store.close()
+            if self.ids is not None:
+                self.ids.close()
             if self._tmp is not None:
                 self._tmp.cleanup()
 

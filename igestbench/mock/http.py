@@ -11,6 +11,15 @@ section larger than ``max_header`` gets 431 (counted as it arrives, before httpt
 buffer more), a body larger than ``max_body`` 413, and large bodies being received or handled at
 the same time may together hold at most ``max_bodies_in_flight`` bytes (beyond their first MiB
 each); a request that would exceed that gets 503 with ``Retry-After`` instead of memory.
+
+Bodies that may be large by nature (files uploaded to the ICAT Data Service) are not held at all:
+the handler's ``body_sink(method, path, headers)`` may claim a request once its headers are read,
+and its body then streams to that :class:`BodySink` (to disk, in a thread) with flow control —
+reading stops while the sink is behind — outside the limits above, which stay for everything
+else; once its length is known, the rest of it is read straight into the sink's buffers, past
+httptools (:mod:`igestbench.mock.http_direct`). An answer may likewise be a :class:`BodyStream`
+(a file, a zip being written) sent as it is produced, honouring the transport's
+``pause_writing`` (see :mod:`igestbench.mock.http_stream`).
 """
 
 from __future__ import annotations
@@ -20,15 +29,19 @@ import email.utils
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Protocol, cast
 
 import httptools
+
+from igestbench.mock.http_direct import DirectBody
 
 log = logging.getLogger(__name__)
 
 _REASONS = {
     200: "OK",
+    201: "Created",
     204: "No Content",
+    206: "Partial Content",
     400: "Bad Request",
     403: "Forbidden",
     404: "Not Found",
@@ -40,6 +53,9 @@ _REASONS = {
     501: "Not Implemented",
     503: "Service Unavailable",
 }
+
+#: Chunks of a streamed answer are sent once the transport holds less than this.
+STREAM_WRITE_BUFFER = 1024 * 1024
 
 
 #: Each body may hold this much without counting against ``max_bodies_in_flight``.
@@ -71,6 +87,33 @@ class BodyBudget:
         self.held -= n
 
 
+class BodySink(Protocol):
+    """Where a streamed request body goes (see :class:`~igestbench.mock.http_stream.ThreadSink`)."""
+
+    on_drain: Callable[[], None] | None
+    #: Called with each chunk once consumed (the direct reader's buffers are used again).
+    recycle: Callable[[bytes | bytearray], None] | None
+
+    def feed(self, chunk: bytes | bytearray) -> bool:
+        """Take a chunk; True: stop reading until ``on_drain`` is called."""
+
+    def finish(self) -> None: ...
+
+    def abort(self) -> None: ...
+
+
+class BodyStream(Protocol):
+    """An answer body sent as it is produced (see mock/http_stream.py's ThreadStream)."""
+
+    async def next_chunk(self) -> bytes | None: ...
+
+    def close(self) -> None: ...
+
+
+#: ``body_sink(method, path, headers)`` of a handler: a sink for the body, or None (held whole).
+SinkFactory = Callable[[str, str, dict[str, str]], "BodySink | None"]
+
+
 @dataclass
 class Request:
     method: str
@@ -82,6 +125,8 @@ class Request:
     client: tuple[str, int] | None
     #: Bytes of this request's body counted in the BodyBudget, given back once it is answered.
     held: int = 0
+    #: Where the body went instead of ``body`` when the handler streamed it (see BodySink).
+    sink: BodySink | None = None
 
 
 @dataclass
@@ -93,6 +138,10 @@ class Response:
     #: Close the connection without sending anything (fault injection).
     drop: bool = False
     headers: dict[str, str] = field(default_factory=dict)
+    #: The body, produced as it is sent (``body`` is then unused).
+    stream: BodyStream | None = None
+    #: Content-Length of a streamed body; None: sent with chunked transfer coding.
+    length: int | None = None
 
 
 Handler = Callable[[Request], "Response | Awaitable[Response]"]
@@ -108,9 +157,11 @@ class HttpProtocol(asyncio.Protocol):
         limits: HttpLimits,
         budget: BodyBudget,
         connections: set[HttpProtocol],
+        sink_for: SinkFactory | None = None,
         date_header: bool = True,
     ) -> None:
         self.handler = handler
+        self.sink_for = sink_for
         self.date_header = date_header
         self.connections = connections
         self.scheme = scheme
@@ -134,12 +185,19 @@ class HttpProtocol(asyncio.Protocol):
         self._head_bytes = 0  # bytes received since the headers of the next message began
         self._held = 0  # bytes of the current body counted in the BodyBudget
         self._task: asyncio.Future[None] | None = None  # keeps the pending answer alive
+        self._length: int | None = None  # the Content-Length of the message being read
+        self._sink: BodySink | None = None  # where the body being read streams to
+        #: What the parser said of a request whose body is read past it (method, keep-alive).
+        self._direct_request: tuple[str, bool] | None = None
+        self._writable: asyncio.Event | None = None  # cleared while the transport is full
 
     # --- asyncio.Protocol ----------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's transports do not subclass asyncio.Transport but behave like one
         self.transport = cast(asyncio.Transport, transport)
+        self._writable = asyncio.Event()
+        self._writable.set()
         self.connections.add(self)
         peer = transport.get_extra_info("peername")
         self._peer = (peer[0], peer[1]) if peer else None
@@ -151,9 +209,22 @@ class HttpProtocol(asyncio.Protocol):
         if self._idle is not None:
             self._idle.cancel()
         self._give_back()
+        self._drop_sink()
         for request in self.queue:
             self.budget.give_back(request.held)
+            if request.sink is not None:
+                request.sink.abort()
         self.queue.clear()
+        if self._writable is not None:
+            self._writable.set()  # a stream waiting to write sees the connection is gone
+
+    def pause_writing(self) -> None:
+        if self._writable is not None:
+            self._writable.clear()
+
+    def resume_writing(self) -> None:
+        if self._writable is not None:
+            self._writable.set()
 
     def data_received(self, data: bytes) -> None:
         if self.closing:
@@ -173,6 +244,31 @@ class HttpProtocol(asyncio.Protocol):
         # checked after feeding: the chunk may hold the end of the headers and a body
         if not self._in_body and self._head_bytes > self.max_header:
             self._fail(*_REFUSALS[431])
+            return
+        if (
+            self._sink is not None
+            and self._length
+            and "transfer-encoding" not in self._headers
+            and self.transport is not None
+        ):
+            # the rest of this body needs no parsing: read it straight into the sink's buffers
+            self._direct_request = (self._method(), self.parser.should_keep_alive())
+            DirectBody(self, self.transport, self._sink, self._length - self._size)
+
+    def direct_body_read(self, size: int) -> None:
+        self._size += size
+        self._arm_idle()
+
+    def direct_body_done(self) -> None:
+        """The body read past the parser is complete: the parser, still waiting for it, is
+        replaced, and the request queued."""
+        assert self._direct_request is not None
+        request, self._direct_request = self._direct_request, None
+        self.parser = httptools.HttpRequestParser(self)
+        self._complete(*request)
+
+    def _method(self) -> str:
+        return self.parser.get_method().decode("ascii", "replace")
 
     # --- httptools callbacks -------------------------------------------------------------
 
@@ -182,6 +278,7 @@ class HttpProtocol(asyncio.Protocol):
         self._body = []
         self._size = 0
         self._held = 0
+        self._length = None
 
     def on_url(self, url: bytes) -> None:
         self._url += url
@@ -190,15 +287,41 @@ class HttpProtocol(asyncio.Protocol):
         key = name.decode("latin-1").lower()
         self._headers[key] = value.decode("latin-1")
         if key == "content-length" and value.isdigit():
-            if int(value) > self.max_body:
-                self._refuse(413)
-            self._hold(int(value))  # refuse at once what cannot be held, before it is sent
+            self._length = int(value)
 
     def on_headers_complete(self) -> None:
         self._in_body = True
         self._head_bytes = 0
+        self._continue()
+        if self.sink_for is not None:
+            method = self._method()
+            path = (httptools.parse_url(self._url).path or b"/").decode("utf-8", "replace")
+            self._sink = self.sink_for(method, path, self._headers)
+            if self._sink is not None:
+                self._sink.on_drain = self._resume_reading
+                return  # a streamed body: not held, so none of the limits below
+        if self._length is not None:
+            if self._length > self.max_body:
+                self._refuse(413)
+            self._hold(self._length)  # refuse at once what cannot be held, before it is sent
+
+    def _continue(self) -> None:
+        """Answer ``Expect: 100-continue`` at once (curl and Java clients wait for it up to a
+        second before they send a body), unless an earlier answer is still on its way."""
+        if (
+            self._headers.get("expect", "").lower() == "100-continue"
+            and not self.busy
+            and not self.queue
+            and self.transport is not None
+        ):
+            self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
 
     def on_body(self, body: bytes) -> None:
+        if self._sink is not None:
+            self._size += len(body)
+            if self._sink.feed(body) and self.transport is not None:
+                self.transport.pause_reading()  # until the sink's thread has caught up
+            return
         self._size += len(body)
         if self._size > self.max_body:
             self._refuse(413)
@@ -217,13 +340,26 @@ class HttpProtocol(asyncio.Protocol):
         self.budget.give_back(self._held)
         self._held = 0
 
+    def _drop_sink(self) -> None:
+        """A body being streamed will not be complete: its sink undoes what it did."""
+        if self._sink is not None:
+            self._sink.abort()
+            self._sink = None
+
+    def _resume_reading(self) -> None:
+        if self.transport is not None and not self.closing:
+            self.transport.resume_reading()
+
     def _refuse(self, status: int) -> None:
         self._refused = status
         raise _Refused
 
     def on_message_complete(self) -> None:
+        self._complete(self._method(), self.parser.should_keep_alive())
+
+    def _complete(self, method: str, keep_alive: bool) -> None:
+        """A whole request has been read: queue it to be answered."""
         url = httptools.parse_url(self._url)
-        method = self.parser.get_method().decode("ascii", "replace")
         request = Request(
             method=method,
             path=(url.path or b"/").decode("utf-8", "replace"),
@@ -233,11 +369,15 @@ class HttpProtocol(asyncio.Protocol):
             scheme=self.scheme,
             client=self._peer,
             held=self._held,
+            sink=self._sink,
         )
+        if self._sink is not None:
+            self._sink.finish()
+            self._sink = None
         self._held = 0  # the request holds it now, until it is answered
         self._in_body = False
         self._body = []
-        if not self.parser.should_keep_alive():
+        if not keep_alive:
             request.headers["connection"] = "close"
         self.queue.append(request)
         if not self.busy:
@@ -251,7 +391,8 @@ class HttpProtocol(asyncio.Protocol):
             request = self.queue.pop(0)
             result = self._call(request)
             if isinstance(result, Response):
-                self._send(request, result)
+                if self._send(request, result):
+                    return  # a streamed body is being sent; the queue waits for it
                 continue
             self.busy = True
             self._task = asyncio.ensure_future(self._finish(request, result))
@@ -271,26 +412,35 @@ class HttpProtocol(asyncio.Protocol):
             log.exception("request handler failed")
             response = Response(500, b"internal error", "text/plain; charset=utf-8")
         self.busy = False
-        self._send(request, response)
-        self._serve_queue()
+        if not self._send(request, response):
+            self._serve_queue()
 
-    def _send(self, request: Request, response: Response) -> None:
+    def _send(self, request: Request, response: Response) -> bool:
+        """Send the answer; True when its streamed body goes on being sent (the queue waits)."""
         self.budget.give_back(request.held)
         request.held = 0
         transport = self.transport
+        stream = response.stream
         if transport is None or self.closing:
-            return
+            if stream is not None:
+                stream.close()
+            return False
         if response.drop:
             self.closing = True
             transport.abort()
-            return
+            return False
         close = request.headers.get("connection", "").lower() == "close"
         head = [f"HTTP/1.1 {response.status} {_REASONS.get(response.status, 'Unknown')}"]
         if response.content_type is not None:
             head.append(f"Content-Type: {response.content_type}")
         # a HEAD answer has the headers of the GET answer, its Content-Length too, no body;
         # a 204 has no Content-Length at all (RFC 9110 8.6, and so ICAT's REST front answers)
-        if response.status != 204:
+        chunked = stream is not None and response.length is None
+        if chunked:
+            head.append("Transfer-Encoding: chunked")
+        elif stream is not None:
+            head.append(f"Content-Length: {response.length}")
+        elif response.status != 204:
             head.append(f"Content-Length: {len(response.body)}")
         head.append("Server: sv7-local-catalogue")
         # RFC 9110 6.6.1: a server with a clock sends one (cleanup reads the run's start here);
@@ -300,19 +450,73 @@ class HttpProtocol(asyncio.Protocol):
         head += [f"{k}: {v}" for k, v in response.headers.items()]
         if close:
             head.append("Connection: close")
+        head_bytes = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
+        if stream is not None and request.method != "HEAD":
+            transport.write(head_bytes)
+            self.busy = True
+            self._task = asyncio.ensure_future(self._pump(stream, chunked, close))
+            return True
+        if stream is not None:
+            stream.close()
         body = b"" if request.method == "HEAD" else response.body
         # two buffers, not one: joining them would copy a large answer once more
-        transport.writelines((("\r\n".join(head) + "\r\n\r\n").encode("latin-1"), body))
+        transport.writelines((head_bytes, body))
         if close:
             self.closing = True
             transport.close()
+        return False
+
+    async def _pump(self, stream: BodyStream, chunked: bool, close: bool) -> None:
+        """Send a streamed body as it is produced, as fast as the client takes it."""
+        transport = self.transport
+        assert transport is not None and self._writable is not None
+        transport.set_write_buffer_limits(high=STREAM_WRITE_BUFFER)
+        complete = False
+        try:
+            while not self.closing:
+                chunk = await stream.next_chunk()
+                if chunk is None:
+                    complete = True
+                    break
+                if self.closing:
+                    break
+                if chunked:
+                    transport.writelines((b"%x\r\n" % len(chunk), chunk, b"\r\n"))
+                else:
+                    transport.write(chunk)
+                if not self._writable.is_set():
+                    # a client that takes nothing for idle_timeout is cut off
+                    await asyncio.wait_for(self._writable.wait(), self.idle_timeout)
+        except Exception as exc:
+            # the head is sent: the only way left to say "broken" is to cut the connection
+            if not isinstance(exc, TimeoutError):
+                log.warning("a streamed answer failed while it was sent: %s", exc)
+        finally:
+            stream.close()
+        self.busy = False
+        if not complete or close:
+            self.closing = True
+            if complete and chunked:
+                transport.write(b"0\r\n\r\n")
+            if complete:
+                transport.close()
+            else:
+                transport.abort()
+            return
+        if chunked:
+            transport.write(b"0\r\n\r\n")
+        self._arm_idle()
+        self._serve_queue()
 
     def _fail(self, status: int, message: bytes) -> None:
         request = Request("", "", "", {"connection": "close"}, b"", self.scheme, self._peer)
         self._give_back()
+        self._drop_sink()
         self._body = []
         for queued in self.queue:
             self.budget.give_back(queued.held)
+            if queued.sink is not None:
+                queued.sink.abort()
         self.queue.clear()
         headers = {"Retry-After": "1"} if status == 503 else {}
         self._send(request, Response(status, message, "text/plain; charset=utf-8", headers=headers))
@@ -353,11 +557,12 @@ class ConnectionFactory:
         self.limits = limits
         self.budget = BodyBudget(limits.max_bodies_in_flight)
         self.connections: set[HttpProtocol] = set()
+        self.sink_for: SinkFactory | None = getattr(handler, "body_sink", None)
 
     def __call__(self) -> HttpProtocol:
         return HttpProtocol(
             self.handler, self.scheme, self.limits, self.budget, self.connections,
-            self.date_header,
+            self.sink_for, self.date_header,
         )
 
     def close_all(self) -> None:

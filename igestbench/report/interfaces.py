@@ -43,6 +43,9 @@ OPERATIONS = (
 
 #: How the page names an interface.
 INTERFACE_NAMES = {"soap": "SOAP", "rest": "REST"}
+#: The catalogue's interfaces compared here; the Data Service's figures have their own table
+#: (report/transfers.py).
+COMPARED = ("soap", "rest")
 
 
 @dataclass(frozen=True)
@@ -146,9 +149,10 @@ def _sweep_cell(index: RowIndex, sweep: Mapping[str, Any] | None) -> InterfaceCe
 
 def _columns(run: CampaignRun) -> list[tuple[str, str]]:
     """(interface, flavour) pairs the run measured: SOAP first, in the file's order."""
-    seen = dict.fromkeys((_interface(b), str(b["flavour"])) for b in run.result.benchmarks)
+    seen = dict.fromkeys((_interface(b), str(b["flavour"])) for b in run.result.benchmarks
+                         if _interface(b) in COMPARED)
     seen.update(dict.fromkeys((_interface(s), str(s.get("flavour") or "lean"))
-                              for s in run.result.sweeps))
+                              for s in run.result.sweeps if _interface(s) in COMPARED))
     rank = {name: i for i, name in enumerate(INTERFACES)}
     return sorted(seen, key=lambda pair: rank.get(pair[0], len(rank)))
 
@@ -190,7 +194,7 @@ def _table(run: CampaignRun, local: bool) -> InterfaceTable:
 
 def _measured_rest(run: CampaignRun) -> bool:
     items: Sequence[Mapping[str, Any]] = (*run.result.benchmarks, *run.result.sweeps)
-    return any(_interface(item) != DEFAULT_INTERFACE for item in items)
+    return any(_interface(item) not in (DEFAULT_INTERFACE, "ids") for item in items)
 
 
 def interface_tables(campaign: Campaign) -> list[InterfaceTable]:

@@ -32,6 +32,7 @@ from igestbench.report.summary import (
     with_change,
 )
 from igestbench.report.tables import BenchmarkRow, TargetScores, benchmark_rows, deployment_scores
+from igestbench.report.transfers import TransferRow, transfer_rows
 from igestbench.results.campaign import Campaign, CampaignRun
 from igestbench.results.campaign_file import CampaignSite
 
@@ -101,6 +102,8 @@ class Report:
     figure_runs: tuple[CampaignRun, ...] = ()
     #: how each query's cost grows with the catalogue (runs of the scale part); None: none
     scale: ScaleView | None = None
+    #: the ids part: files/s and MB/s of put and getData per size (ingestion with the bytes)
+    transfers: tuple[TransferRow, ...] = ()
 
 
 def build_report(campaign: Campaign, previous: Campaign | None = None, *,
@@ -156,6 +159,7 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
         history_count=len(campaign.history), notices=tuple(notices(campaign)), trend=before,
         interfaces=tuple(interface_tables(campaign)), summary=summary, dates=dates,
         changes=changes, figure_runs=campaign.runs, scale=grown,
+        transfers=tuple(transfer_rows(campaign)),
     )
 
 

@@ -85,6 +85,7 @@ SECTIONS = (
     Section("benchmarks", "Benchmarks"),
     Section("interfaces", "SOAP and REST", lambda r: bool(r.interfaces)),
     Section("scale", "Catalogue size", lambda r: r.scale is not None),
+    Section("transfers", "Data Service", lambda r: bool(r.transfers)),
     Section("charts", "Charts"),
     Section("runs", "Runs"),
 )
@@ -183,6 +184,10 @@ def write_csv(report: Report, directory: Path) -> list[Path]:
     if report.scale is not None:
         written.append(_write(directory / "scale.csv", SCALE_CSV_HEADER,
                               report.scale.cells))
+    if report.transfers:  # the figures as numbers (the registry's values); texts on the page
+        columns = [f for f in report.transfers[0].__dataclass_fields__ if not f.endswith("_text")]
+        written.append(_write(directory / "transfers.csv", columns,
+                              ([getattr(row, f) for f in columns] for row in report.transfers)))
     # the row's figures as numbers (the registry's values); their texts are on the page
     # every counted run's figures as the registry gives them (value and unit apart)
     written.append(_write(directory / "summary.csv", SUMMARY_CSV_FIELDS,

@@ -128,7 +128,7 @@ def _row(run: CampaignRun, index: RowIndex, flavour: str, local: bool = False) -
     figures = {(w, m): _figure(index, lowest[w], m) for w, m in COLUMNS}
     rtt = (result.raw.get("probe") or {}).get("rtt") or {}
     levels = [int(e["concurrency"]) for e in entries if isinstance(e.get("concurrency"), int)]
-    rows = [r for r in index.rows if r.flavour == flavour and r.workload != "sweep"]
+    rows = [r for r in index.rows if r.flavour == flavour and r.workload not in ("sweep", "ids")]
     level_of = {w: e.get("concurrency") for w, e in lowest.items() if e is not None}
     lowest_rows = [r for r in rows if r.workload in level_of
                    and r.clients == level_of[r.workload]]
@@ -168,7 +168,9 @@ def benchmark_rows(campaign: Campaign) -> list[BenchmarkRow]:
                       key=lambda r: site_rank[r.site])
         for run in runs:
             index = RowIndex(run.figures)
-            flavours = dict.fromkeys(b["flavour"] for b in run.result.benchmarks)
+            # the IDS clients (their own table, transfers.py) are no flavours of the catalogue's
+            flavours = dict.fromkeys(b["flavour"] for b in run.result.benchmarks
+                                     if b.get("workload") != "ids")
             rows.extend(_row(run, index, flavour, target.is_local_to(run.site))
                         for flavour in flavours)
     return rows

@@ -83,6 +83,11 @@ MEANINGS: dict[str, tuple[str, str]] = {
         "the catalogue answered, but not what was expected",
         "check the expectation (e.g. counts in --reference-queries), then report it to the site",
     ),
+    "ids-fault": (
+        "the ICAT Data Service (/ids/) answered a call with an error",
+        "the message names ids.server's exception (NotFound, Internal, DataNotOnline …): ask the "
+        "site to look at the IDS's log, its storage and its connection to ICAT",
+    ),
     "usage": ("the options or files given are unusable", "fix the option or file named"),
     "unexpected": (
         "the check itself failed unexpectedly",

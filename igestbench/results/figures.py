@@ -89,6 +89,8 @@ __all__ = [
     "ERRORS",
     "FIGURES",
     "GROWTH",
+    "IDS",
+    "MB_S",
     "MEAN",
     "MEASURES",
     "MS",
@@ -116,6 +118,7 @@ __all__ = [
     "figure",
     "format_number",
     "format_value",
+    "ids_sizes",
     "measures_of",
     "section_rows",
     "summary_csv_cells",
@@ -184,8 +187,48 @@ MEASURES: tuple[Measure, ...] = (
 )
 
 
-def measures_of(workload: str) -> tuple[Measure, ...]:
-    """The measures of ``workload`` (none for a workload this version does not know)."""
+#: The ids part (ingestion with the bytes through the IDS): its measures are per file size, so
+#: they come from what a run asked for — a benchmark entry's ``checks["file_sizes"]``, or the
+#: metrics of its summary rows (``put 1MiB rate``) — as :data:`MEASURES` would list them.
+IDS = "ids"
+#: Each file's bandwidth, beside the ids part's rate in files/s (the rate x the file's size).
+MB_S = "MB/s"
+_IDS_DIRECTIONS = {
+    "put": "uploaded through the ICAT Data Service (put), each Datafile then checked on the "
+           "catalogue for the size and checksum sent",
+    "getData": "downloaded back through the IDS (getData), compared byte for byte with what "
+               "was sent",
+}
+_IDS_METRIC = re.compile(r"(put|getData) (\S+) (rate|mean|p50|p99|MB/s)")
+
+
+def _ids_measure(direction: str, label: str) -> Measure:
+    return Measure(IDS, f"{direction} {label}", (f"ids/{direction}/{label}",), "files/s",
+                   f"files of {label} {_IDS_DIRECTIONS[direction]}")
+
+
+def ids_sizes(entry: Mapping[str, Any]) -> list[tuple[str, int]]:
+    """(label, bytes) of the file sizes an ids entry measured, smallest first."""
+    checks = entry.get("checks")
+    sizes = checks.get("file_sizes") if isinstance(checks, Mapping) else None
+    if not isinstance(sizes, Mapping):
+        return []
+    found = [(str(k), v) for k, v in sizes.items() if isinstance(v, int) and v > 0]
+    return sorted(found, key=lambda pair: pair[1])
+
+
+def measures_of(
+    workload: str, entry: Mapping[str, Any] | None = None, metrics: Iterable[str] = ()
+) -> tuple[Measure, ...]:
+    """The measures of ``workload`` (none for a workload this version does not know); those of
+    the ids part from ``entry`` (a benchmarks entry) or ``metrics`` (its summary rows')."""
+    if workload == IDS:
+        if entry is not None:
+            labels = [label for label, _ in ids_sizes(entry)]
+        else:
+            found = (m for m in (_IDS_METRIC.fullmatch(x) for x in metrics) if m is not None)
+            labels = list(dict.fromkeys(m.group(2) for m in found))
+        return tuple(_ids_measure(d, label) for label in labels for d in _IDS_DIRECTIONS)
     return tuple(m for m in MEASURES if m.workload == workload)
 
 
@@ -252,13 +295,34 @@ def figure(workload: str, metric: str) -> Figure:
     """The definition of ``metric`` of ``workload``; KeyError for one that is not defined.
 
     The scale part's summary names its figures with their query and role (``name member
-    p50``: results/scale_rows.py); the definition is that of the figure the name ends with."""
+    p50``: results/scale_rows.py); the definition is that of the figure the name ends with.
+    The ids part's are per direction and file size (``put 1MiB rate``)."""
     found = _BY_NAME.get((workload, metric))
     if found is None and workload == SCALE:
         found = _BY_NAME.get((workload, metric.rsplit(" ", 1)[-1]))
+    if found is None and workload == IDS:
+        found = _ids_figure(metric)
     if found is None:
         raise KeyError((workload, metric))
     return found
+
+
+def _ids_figure(metric: str) -> Figure | None:
+    """The ids part's figures, per direction and file size (``put 1MiB rate`` …)."""
+    match = _IDS_METRIC.fullmatch(metric)
+    if match is None:
+        return None
+    direction, label, stat = match.groups()
+    counts = f"files of {label} {_IDS_DIRECTIONS[direction]}"
+    if stat == MB_S:
+        return Figure(IDS, metric, MB_S, f"megabytes (10^6 bytes) of those {counts}",
+                      "the rate of the same calls x the file's size", _WARM)
+    if stat == RATE:
+        return Figure(IDS, metric, "files/s", counts,
+                      "the clients' time in these calls (failed ones included): ok calls x "
+                      "clients / total call time", _WARM)
+    what = {MEAN: "mean", P50: "median", P99: "99th percentile"}[stat]
+    return Figure(IDS, metric, MS, f"{what} latency of one call: {counts}", _WARM, _WARM)
 
 
 def _stored(value: float | None) -> float | None:
@@ -455,7 +519,8 @@ def entry_figures(entry: Mapping[str, Any]) -> list[SummaryRow]:
     cause = _stop_cause(entry)
     common_marks, common_notes = _client_marks(entry)
     rows: list[SummaryRow] = []
-    for measure in measures_of(workload):
+    sizes = dict(ids_sizes(entry)) if workload == IDS else {}
+    for measure in measures_of(workload, entry):
         rate, ok = entry_rate(entry, measure)
         latency, _ = _latency(entry, measure)
         marks, notes = list(common_marks), list(common_notes)
@@ -470,9 +535,13 @@ def entry_figures(entry: Mapping[str, Any]) -> list[SummaryRow]:
             else:
                 notes.insert(0, "not measured")
         rows.append(_row(entry, measure.metric(RATE), rate, measure.unit, ok, marks, notes))
+        if workload == IDS:  # the same calls' bandwidth: files/s x the file's size
+            size = sizes.get(measure.name.split(" ", 1)[1], 0)
+            mb_s = rate * size / 1e6 if rate is not None else None
+            rows.append(_row(entry, measure.metric(MB_S), mb_s, MB_S, ok, marks, notes))
         for stat in (MEAN, P50, P99):
             rows.append(_row(entry, measure.metric(stat), latency[stat], MS, ok, marks, notes))
-    if measures_of(workload):
+    if measures_of(workload, entry):
         rows.append(_row(entry, ERRORS, float(errors), "errors", errors, (),
                          (cause,) if cause else ()))
     return rows

@@ -63,6 +63,11 @@ FORMAT_NAME = "igestbench-result"
 #     scale_rows.py) — a file whose summary lacks them reads them computed from its section.
 #     cleanup.kept (issue 18): the run's own objects kept because something not the run's
 #     hangs below them.
+#     The ids part (issue 22): benchmarks[].interface "ids" with workload "ids", ops
+#     ids/put/<size> and ids/getData/<size> and checks.file_sizes ({"1MiB": 1048576}: the
+#     registry's measures of the entry), target.data_service (the /ids/ping probe: url,
+#     served, version, problem), and cleanup.files_deleted / files_left (files removed
+#     through the IDS, and those left).
 #     sweeps[].warmup: the warm-up before the first step (rate, seconds, clients, calls), not
 #     counted; a file without it ran the first step without one.
 FORMAT_VERSION = 2
@@ -71,9 +76,10 @@ FORMAT_VERSION = 2
 #: port every run, so sv7 merge keys that target by this name, not by its URL.
 BUILT_IN_TARGET = "built-in"
 
-#: The interfaces a figure may have measured (ICAT's SOAP and REST APIs), and the one a file
-#: written before REST was measured (no ``interface`` key) measured.
-INTERFACES = ("soap", "rest")
+#: The interfaces a figure may have measured (ICAT's SOAP and REST APIs, and its Data Service:
+#: the ids part's uploads and downloads), and the one a file written before REST was measured
+#: (no ``interface`` key) measured.
+INTERFACES = ("soap", "rest", "ids")
 DEFAULT_INTERFACE = "soap"
 
 #: The values of ``run.status``. A file stays "partial" from its first write until the run

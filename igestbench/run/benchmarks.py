@@ -124,7 +124,7 @@ def benchmark_entry(
     }
     if client_cpu is not None:
         entry["client_cpu"] = finite(dict(client_cpu))
-    measures = measures_of(workload)
+    measures = measures_of(workload, entry)
     if measures:
         rate, _ = entry_rate(entry, measures[0])
         entry["throughput_per_s"] = round(rate, 3) if rate is not None else None

@@ -36,6 +36,7 @@ from igestbench.workloads.journal import JournalLock, journal_path_for
 from igestbench.workloads.journal_io import WRITE_FAILED, JournalWriteError
 from igestbench.workloads.ownership import CleanupReport, count_left
 from igestbench.workloads.run_window import RunClock
+from igestbench.workloads.stored_files import clean_stored_files
 from igestbench.workloads.tree_delete import CleanupProgress
 
 if TYPE_CHECKING:
@@ -61,6 +62,9 @@ class RunJournal:
         self.foreign: list[str] = []
         #: the run's own objects kept because something foreign hangs below them
         self.kept_objects = 0
+        #: files removed from the IDS's storage, and those that could not be (with why)
+        self.files_deleted = 0
+        self.files_left: list[str] = []
 
     def start(self, target: Target, api_version: str) -> None:
         """Write the first line: call it before the run creates anything."""
@@ -116,8 +120,15 @@ class RunJournal:
             self.memory.run, self.memory.account, self.memory.clock)  # fmt: skip
         return journal
 
-    def _clean(self, catalogue: Catalogue) -> CleanupReport:
-        report = cleanup(catalogue, self._journal(), progress=self.progress)
+    def _clean(self, catalogue: Catalogue, target: Target) -> CleanupReport:
+        journal = self._journal()
+        # the files stored through the IDS first: the catalogue's cleanup removes the
+        # Datafiles, after which the IDS could no longer find their files
+        stored = clean_stored_files(catalogue, target.client, journal)
+        if stored is not None:
+            self.files_deleted += stored.deleted
+            self.files_left += stored.left
+        report = cleanup(catalogue, journal, progress=self.progress)
         self.deleted += report.deleted
         self.already_gone += report.already_gone
         self.kept_objects += report.kept
@@ -131,7 +142,7 @@ class RunJournal:
             return
         catalogue = self._login(target)
         try:
-            report = self._clean(catalogue)
+            report = self._clean(catalogue, target)
             if report.complete and not self.foreign:  # every root of the run went
                 Journal(self.path).mark_cleaned()  # no worker is running now
         finally:
@@ -159,7 +170,7 @@ class RunJournal:
                        "error": str(exc)}  # fmt: skip
             return self._keep(section)
         try:
-            self._clean(catalogue)
+            self._clean(catalogue, target)
             section = {"deleted": self.deleted, "already_gone": self.already_gone,
                        "left": count_left(catalogue, self.tag)}  # fmt: skip
         except (IcatError, TransportFailure) as exc:
@@ -168,11 +179,17 @@ class RunJournal:
         finally:
             catalogue.close()
         self.lock.release()
+        if self.files_deleted or self.files_left:
+            section["files_deleted"] = self.files_deleted
+            section["files_left"] = self.files_left
         if self.foreign:
             section["foreign"] = self.foreign
         if self.kept_objects:
             section["kept"] = self.kept_objects
-        if section["left"] == 0 and not self.foreign:
+        if self.files_deleted or self.files_left:
+            section["files_deleted"] = self.files_deleted
+            section["files_left"] = self.files_left
+        if section["left"] == 0 and not self.foreign and not self.files_left:
             self.path.unlink(missing_ok=True)
             section["journal"] = None
             return section

@@ -26,6 +26,7 @@ from igestbench.workloads import Journal, cleanup
 from igestbench.workloads.journal import JOURNAL_SUFFIX, JournalLock, journal_lines
 from igestbench.workloads.journal_io import repair_tail
 from igestbench.workloads.ownership import CleanupReport, count_left
+from igestbench.workloads.stored_files import clean_stored_files, remove_local_storage
 
 
 class ForeignJournal(Sv7Error):
@@ -101,11 +102,14 @@ def _clean_locked(
     outcome.lines += [line if str(path) in line else f"{path}: {line}"
                       for line in journal_lines(journal)]  # fmt: skip
     if journal.catalogue is not None and journal.catalogue.local and target is None:
+        removed = remove_local_storage(journal)
         path.unlink()
         outcome.lines.append(
             f"{path}: the run used its built-in catalogue, which stopped with it; nothing left "
             "to clean up, journal removed"
         )
+        if removed is not None:
+            outcome.lines.append(f"{path}: its IDS storage {removed} removed")
         outcome.complete = True
         return outcome
     url = _url(journal, path, target)
@@ -117,6 +121,7 @@ def _clean_locked(
         # the cleanup records its progress here (we hold the lock: nobody else writes)
         repair_tail(path)
         journal.path = path
+        stored = clean_stored_files(catalogue, config, journal)  # before its Datafiles go
         progress = CleanupLines(prefix=f"sv7 cleanup: {path.name}", always=True)
         report = cleanup(catalogue, journal, resume=True, progress=progress)
         left = count_left(catalogue, tag)
@@ -124,7 +129,11 @@ def _clean_locked(
     finally:
         catalogue.close()
     outcome.lines += _describe(path, url, report, left)
-    if not report.complete or left:
+    if stored is not None:
+        outcome.lines.append(f"{path}: deleted {stored.deleted} files through the IDS")
+        if stored.left:
+            outcome.lines.append(f"{path}: files left in the IDS: {', '.join(stored.left[:5])}")
+    if not report.complete or left or (stored is not None and stored.left):
         outcome.lines.append(f"{path}: journal kept (not everything was cleaned up)")
         return outcome
     path.unlink()

@@ -27,7 +27,8 @@ class LiveFigures:
         self.workload = workload
         self.concurrency = concurrency
         self.checks = dict(checks or {})
-        ops = [op for m in measures_of(workload) for op in m.calls]
+        # the ids part's measures come from its checks (the file sizes)
+        ops = [op for m in measures_of(workload, {"checks": self.checks}) for op in m.calls]
         #: op -> [warm calls, ok, ns of ok calls, ns of failed calls, cold calls]
         self._ops: dict[str, list[int]] = {op: [0, 0, 0, 0, 0] for op in ops}
         self._started: set[tuple[int, str]] = set()

@@ -36,6 +36,7 @@ from igestbench.run import interfaces
 from igestbench.run.benchmarks import benchmark_entry
 from igestbench.run.cleanup import RunJournal
 from igestbench.run.cleanup_progress import CleanupLines
+from igestbench.run.data_service import IdsProbe, probe_ids
 from igestbench.run.out_dir import check_out_dir
 from igestbench.run.outage import OutageNotes, describe, merge_outages
 from igestbench.run.probe import host_facts, probe_facts, probe_summary, target_of
@@ -45,6 +46,7 @@ from igestbench.run.summary import phase_line
 from igestbench.run.thresholds import evaluate, parse_threshold
 from igestbench.run.workers import WORKLOADS, WorkerSpec, run_workers
 from igestbench.workloads import RunTag
+from igestbench.workloads.ids_ingest import Payload, make_payloads, size_label
 from igestbench.workloads.journal_io import JournalWriteError
 
 EXIT_OK = 0
@@ -64,7 +66,9 @@ LOCAL_ACCOUNT = Credentials(
     "simple", "ingest", "ingest", source="the built-in catalogue's ingest account"
 )
 #: NeXus files a worker ingests to prepare the workloads other than the full cycle.
-PREPARATION_FILES = {"single-query": 3, "burst": 1, "multi-query": 1}
+PREPARATION_FILES = {"single-query": 3, "burst": 1, "multi-query": 1, "ids": 1}
+#: The IDS clients: python-icat's when --flavour names it, and always the lean one.
+IDS_FLAVOURS = ("python-icat", "lean")
 
 
 @dataclass
@@ -73,6 +77,9 @@ class Target:
     credentials: Credentials = field(repr=False)
     client: ClientConfig
     local: bool
+    #: The built-in catalogue's IDS storage folder (journaled: sv7 cleanup removes it after a
+    #: kill -9, when the temporary folder outlives the run).
+    ids_storage: str | None = None
 
     def login_version(self, flavour: str = "lean") -> str:
         """Log in and out once (a wrong password fails here, before anything is measured)
@@ -119,7 +126,8 @@ def _target(config: RunConfig) -> Iterator[Target]:
         assert local.tls is not None
         credentials = config.credentials or LOCAL_ACCOUNT
         client = ClientConfig(local.service_url, ca_file=local.tls.ca)
-        yield Target(local.service_url, credentials, client, local=True)
+        storage = str(local.ids.root) if local.ids is not None else None
+        yield Target(local.service_url, credentials, client, local=True, ids_storage=storage)
 
 
 class Runner:
@@ -134,6 +142,9 @@ class Runner:
         self.failed_checks: list[str] = []
         #: the interfaces measured (decided once the target answered: run.interfaces)
         self.interfaces: tuple[str, ...] = (interfaces.SOAP,)
+        #: the target's IDS, when the ids part runs and the probe found one
+        self.ids: IdsProbe | None = None
+        self._payloads: tuple[Payload, ...] | None = None
 
     def run(self) -> RunOutcome:
         """The whole run; SIGINT, SIGTERM and SIGHUP stop it with cleanup (see stopping.py)."""
@@ -161,6 +172,7 @@ class Runner:
         config = self.config
         with _target(config) as target, tempfile.TemporaryDirectory(prefix="sv7-run-") as tmp:
             self.work = Path(tmp)
+            self.target_storage = target.ids_storage
             redaction.remember(target.credentials.password)  # wherever it might turn up
             target_section = target_of(target.client)  # the probe itself runs below, stoppable
             target_section["local"] = target.local
@@ -213,6 +225,15 @@ class Runner:
                 writer.set_section("target", target_section)
                 writer.set_run("interfaces", list(choice.measured))
                 self.progress.note(f"interfaces: {', '.join(choice.measured)} ({choice.why})")
+                if "ids" in config.parts:
+                    self.ids = probe_ids(target.client)
+                    target_section["data_service"] = self.ids.to_dict()
+                    writer.set_section("target", target_section)
+                    found = f"IDS {self.ids.version} at {self.ids.url}" if self.ids.served else (
+                        f"no IDS, the ids part is skipped: {self.ids.problem}")
+                    self.progress.note(found)
+                    if not self.ids.served:
+                        writer.append("notes", f"ids part not run: {self.ids.problem}")
                 # before anything is created: a kill -9 from here on leaves the journal
                 self.journal.start(target, target_section["api_version"])
                 writer.set_run("journal", str(self.journal.path))
@@ -308,6 +329,16 @@ class Runner:
                         writer.flush()
                         # after the entry is written: a target gone for good must not lose it
                         self.journal.clean_group(target)
+        if self.ids is not None and self.ids.served:
+            flavours = [f for f in IDS_FLAVOURS if f in config.flavours or f == "lean"]
+            for flavour in flavours:
+                for level in config.concurrency:
+                    entry = self._workload(target, "ids", flavour, level, writer, sampler)
+                    entry["interface"] = "ids"
+                    self.benchmarks.append(entry)
+                    writer.append("benchmarks", entry)
+                    writer.flush()
+                    self.journal.clean_group(target)  # the files too, through the IDS
         if "sweep" in config.parts:
             from igestbench.run import load_sweep
 
@@ -350,6 +381,7 @@ class Runner:
         for index in range(level):
             tag = RunTag(config.site, f"{self.tag.run_id}-{workload}-{flavour}-c{level}-w{index}")
             count = config.cycles if workload == "full-cycle" else PREPARATION_FILES[workload]
+            ids_part = self._ids_spec(workload)
             files = generate_run(
                 self.work / tag.name, tag.name, count, payload_bytes=config.payload_bytes
             )  # not timed
@@ -364,15 +396,21 @@ class Runner:
                     journal_path=self.journal.path,
                     profile="6.2",
                     files=tuple(files),
-                    count=config.queries if workload == "single-query" else config.files,
+                    count={"single-query": config.queries, "ids": config.cycles}.get(
+                        workload, config.files
+                    ),
                     batch_size=config.batch_size,
                     page_size=config.page_size,
                     outage_wait=config.outage_wait,
+                    **ids_part,
                 )
             )
         # the live figures as the registry defines them; a createMany makes a batch of the
         # client's Datafiles (fewer when it has fewer)
-        live = LiveFigures(workload, level, {"batch_size": min(config.batch_size, config.files)})
+        checks: dict[str, Any] = {"batch_size": min(config.batch_size, config.files)}
+        if workload == "ids":  # its measures are per file size
+            checks["file_sizes"] = {size_label(s): s for s in config.file_sizes}
+        live = LiveFigures(workload, level, checks)
         self.progress.start(phase, figures=live)
 
         def watch(pids: list[int]) -> None:
@@ -399,6 +437,25 @@ class Runner:
         down = f", {len(outages)} outage(s) of the target" if outages else ""
         self.progress.finish(phase_line(entry_figures(entry)) + down)
         return entry
+
+    def _ids_spec(self, workload: str) -> dict[str, Any]:
+        """What a worker of the ids part needs besides the others' spec (empty for the rest):
+        the files to upload are written once per run, untimed, and shared by every worker."""
+        if workload != "ids" or self.ids is None:
+            return {}
+        if self._payloads is None:
+            self.progress.note(
+                "writing the files to upload: "
+                + ", ".join(size_label(s) for s in sorted(set(self.config.file_sizes)))
+            )
+            self._payloads = tuple(
+                make_payloads(self.work / "ids-payloads", self.tag.name, self.config.file_sizes)
+            )
+        return {
+            "ids_url": self.ids.url,
+            "payloads": self._payloads,
+            "ids_storage": self.target_storage,
+        }
 
     # --- cleanup -------------------------------------------------------------------------
 

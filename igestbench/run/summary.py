@@ -16,6 +16,7 @@ from typing import Any
 from igestbench.results import ResultFileError, load_result
 from igestbench.results.figures import (
     ERRORS,
+    MB_S,
     MEAN,
     P50,
     P99,
@@ -44,7 +45,7 @@ def phase_line(rows: Sequence[SummaryRow]) -> str:
         return "no figures"
     figures = _by_metric(rows)
     parts = []
-    measures = measures_of(rows[0].workload)
+    measures = measures_of(rows[0].workload, metrics=[r.metric for r in rows])
     for measure in measures:
         rate = figures.get(measure.metric(RATE))
         mean = figures.get(measure.metric(MEAN))
@@ -62,6 +63,9 @@ def phase_line(rows: Sequence[SummaryRow]) -> str:
         latency = ", ".join(f"{label} {r.text}" for label, r in (("mean", mean), ("p99", p99))
                             if r is not None)
         text = f"{name}{rate.text}"
+        bandwidth = figures.get(measure.metric(MB_S))  # the ids part's: the same calls' MB/s
+        if bandwidth is not None and bandwidth.value is not None:
+            text += f" = {bandwidth.text}"
         parts.append(f"{text} ({latency})" if measure.name else f"{text}, {latency}")
     errors = figures.get(ERRORS)
     if errors is not None:
@@ -126,7 +130,7 @@ def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
     flagged: dict[str, list[SummaryRow]] = {}
     for (workload, interface, flavour, clients), figures in groups.items():
         errors = figures.get(ERRORS)
-        for measure in measures_of(workload):
+        for measure in measures_of(workload, metrics=figures):
             prefix = f"{measure.name} " if measure.name else ""
             rate = figures.get(measure.metric(RATE))
             name = f"{workload} {measure.name}" if measure.name else workload

@@ -93,7 +93,7 @@ def _observed(threshold: Threshold, bench: Mapping[str, Any]) -> Iterable[tuple[
     if threshold.stat == "throughput":
         # the registry's rate of each of the workload's measures (burst: create and
         # createMany; /OP picks one), as the terminal and the report show it
-        for measure in measures_of(str(bench["workload"])):
+        for measure in measures_of(str(bench["workload"]), bench):
             if threshold.op in (None, measure.name) or f"{threshold.workload}/{threshold.op}" \
                     in measure.calls:
                 rate, _ = entry_rate(bench, measure)

@@ -41,6 +41,7 @@ from typing import Any
 
 from igestbench import redaction
 from igestbench.client import ClientConfig, TransportFailure, connect
+from igestbench.client.data_service import connect_data_service
 from igestbench.errors import Sv7Error, TransportError
 from igestbench.icat.credentials import Credentials
 from igestbench.icat.query import Condition, Query
@@ -63,6 +64,7 @@ from igestbench.workloads import (
     run_multi_query,
     run_single_queries,
 )
+from igestbench.workloads.ids_ingest import Payload, run_ids_ingest
 from igestbench.workloads.ingest import Ingestor
 
 WORKLOADS = ("full-cycle", "single-query", "burst", "multi-query")
@@ -97,6 +99,11 @@ class WorkerSpec:
     #: The parent's log level (--debug), taken when the spec is made: a spawned worker inherits
     #: no logging, so it sets up its own, with the same redaction of secrets.
     log_level: int = field(default_factory=lambda: logging.getLogger().getEffectiveLevel())
+    #: The ids part: the IDS's URL, the files to upload (one per size), and, for the built-in
+    #: catalogue, its storage folder (journaled for sv7 cleanup after a kill -9).
+    ids_url: str | None = None
+    payloads: tuple[Payload, ...] = ()
+    ids_storage: str | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +144,8 @@ def _run(ctx: WorkloadContext, spec: WorkerSpec, start: Callable[[], None]) -> W
     if spec.workload == "burst":
         start()
         return run_burst(ctx, dataset_id, spec.count, spec.batch_size)
+    if spec.workload == "ids":
+        return _run_ids(ctx, spec, start, targets)
     if spec.workload == "multi-query":
         run_burst(ctx, dataset_id, spec.count, spec.batch_size, modes=("createMany",))
         ctx.recorder.drain()
@@ -144,6 +153,24 @@ def _run(ctx: WorkloadContext, spec: WorkerSpec, start: Callable[[], None]) -> W
         start()
         return run_multi_query(ctx, dataset_id, expected, spec.page_size)
     raise ValueError(f"unknown workload {spec.workload!r}")
+
+
+def _run_ids(
+    ctx: WorkloadContext, spec: WorkerSpec, start: Callable[[], None], targets: list[Any]
+) -> WorkloadResult:
+    """Uploads into a Dataset of the worker's own, of the format of the files it ingested."""
+    assert spec.ids_url is not None
+    ctx.journal.name_data_service(spec.ids_url, spec.ids_storage)  # before the first upload
+    datafile = ctx.catalogue.get("Datafile df INCLUDE df.dataset, df.datafileFormat", targets[0].id)
+    service = connect_data_service(spec.client, spec.ids_url, ctx.catalogue, spec.flavour)
+    try:
+        start()
+        return run_ids_ingest(
+            ctx, service, int(datafile["dataset"].id), int(datafile["datafileFormat"].id),
+            spec.payloads, spec.count,
+        )  # fmt: skip
+    finally:
+        service.close()
 
 
 def worker_main(

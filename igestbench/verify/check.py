@@ -1,9 +1,12 @@
 """``sv7 check``: a monitoring probe with the Nagios plugin convention.
 
-It runs the connectivity, TLS, SOAP and session checks and the REST checks that do not write
-(version, session, query), and prints ONE line with perfdata::
+It runs the connectivity, TLS, SOAP and session checks and the REST and IDS checks that do not
+write (version, session, query; the IDS's ping and version), and prints ONE line with perfdata::
 
-    ICAT OK - 6.2.0, login ok, REST ok | rtt=1.2ms;;; wsdl=15ms;;; login=30ms;;; rest_login=9ms;;;
+    ICAT OK - 6.2.0, login ok, REST ok, IDS ok | rtt=1.2ms;;; wsdl=15ms;;; login=30ms;;; …
+
+A deployment without an IDS (``/ids/ping`` does not answer ``IdsOK``) says ``no IDS``; an IDS
+that answers ping but fails its version is CRITICAL with the cause.
 
 A catalogue without REST because it is ICAT 4.x says ``no REST (ICAT 4.x)``; one of ICAT 5 or
 later whose REST API does not answer is CRITICAL (``rest-missing``), as any failed check.
@@ -35,10 +38,10 @@ from igestbench.verify.runner import VerificationResult, run_verification
 
 OK, WARNING, CRITICAL, UNKNOWN = 0, 1, 2, 3
 STATUS_NAMES = {OK: "OK", WARNING: "WARNING", CRITICAL: "CRITICAL", UNKNOWN: "UNKNOWN"}
-CHECK_PARTS = ("connectivity", "tls", "soap", "session", "rest")
+CHECK_PARTS = ("connectivity", "tls", "soap", "session", "rest", "ids")
 #: perfdata label → the fact (milliseconds) the checks record for it.
 PERFDATA = (("rtt", "rtt_ms"), ("wsdl", "wsdl_ms"), ("login", "login_ms"),
-            ("rest_login", "rest_login_ms"))
+            ("rest_login", "rest_login_ms"), ("ids_ping", "ids_ping_ms"))
 
 
 def perfdata(facts: Mapping[str, Any]) -> str:
@@ -74,7 +77,8 @@ def evaluate(result: VerificationResult, no_login: bool = False) -> tuple[int, s
         return UNKNOWN, _line(UNKNOWN, NO_LOGIN, result.facts)
     session = "login ok" if logins else "no login (--no-login)"
     version = result.api_version or "version unknown"
-    return OK, _line(OK, f"{version}, {session}{_rest_status(result)}", result.facts)
+    status = f"{version}, {session}{_rest_status(result)}{_ids_status(result)}"
+    return OK, _line(OK, status, result.facts)
 
 
 def _rest_status(result: VerificationResult) -> str:
@@ -85,6 +89,16 @@ def _rest_status(result: VerificationResult) -> str:
     if all(c.outcome == "skipped" for c in rest):
         return f", no REST (ICAT {result.api_version})" if result.api_version else ", no REST"
     return ", REST ok"
+
+
+def _ids_status(result: VerificationResult) -> str:
+    """``, IDS ok``; ``, no IDS`` where /ids/ping did not answer (the part skipped)."""
+    ids = [c for c in result.checks if c.part == "ids"]
+    if not ids:
+        return ""
+    if all(c.outcome == "skipped" for c in ids):
+        return ", no IDS"
+    return ", IDS ok"
 
 
 def run_check(

@@ -9,7 +9,8 @@ its chain (``raise … from``) so that the most telling link wins:
 * :class:`~igestbench.client.transport.TransportFailure` — its ``cause``; a TLS failure is told
   apart by OpenSSL's verify message in ``detail``;
 * :class:`~igestbench.icat.faults.IcatError` — ``insufficient-privileges``, else
-  ``icat-fault-<TYPE>``;
+  ``icat-fault-<TYPE>``; an IDS's error answer (:class:`~igestbench.client.data_service.IdsFault`)
+  ``insufficient-privileges`` too, else ``ids-fault``;
 * ``AssertionError`` — the catalogue answered, but not what the check expected: ``wrong-result``;
 * raw network errors a check did not wrap are classified like the clients' own.
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from igestbench.client.data_service import IdsFault
 from igestbench.client.transport import (
     NETWORK_ERRORS,
     TransportCause,
@@ -88,6 +90,10 @@ def _cause_of(exc: BaseException) -> tuple[str, str]:
             return _of_transport(link)
         if isinstance(link, IcatInsufficientPrivileges):
             return "insufficient-privileges", str(link)
+        if isinstance(link, IdsFault):  # the IDS's own refusal reads like ICAT's
+            if link.code == "InsufficientPrivilegesException":
+                return "insufficient-privileges", str(link)
+            return "ids-fault", str(link)
         if isinstance(link, IcatError):
             return f"icat-fault-{link.fault_type.value}", str(link)
     for link in chain:

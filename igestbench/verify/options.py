@@ -34,7 +34,7 @@ from igestbench.icat.credentials import WRITE_ROLE as WRITE_ROLE
 from igestbench.icat.credentials import Logins, RoleAccount
 from igestbench.options import OptionError, number
 
-PARTS = ("connectivity", "tls", "soap", "session", "read", "write", "cleanup", "rest")
+PARTS = ("connectivity", "tls", "soap", "session", "read", "write", "cleanup", "rest", "ids")
 #: A login the suite may use, and the role it plays (``reader``, ``writer``).
 Account = RoleAccount
 

@@ -13,6 +13,8 @@ The lines, in the order they are written::
      "account": "simple/ingest", "clock": {"client": "…Z", "server": "…Z"}}
     {"clock": {"client": "…Z", "server": "…Z"}}   # server sent no Date: a createTime read back
     {"facility": "sv7-elettra-…-full-cycle-zeep-c1-w0"}   # before anything below it is created
+    {"data_service": "https://…/ids"}                     # before a file is stored through it
+                                           # (+ "storage": its folder, for the built-in one)
     {"entity": "Datafile", "id": 4711}                     # a created object …
     {"entity": "Datafile", "ids": [4712, 4713, …]}         # … or a createMany batch of them
     {"cleaned": true}                                      # all above is cleaned up
@@ -159,6 +161,11 @@ class Journal:
         self.verified: dict[str, Any] | None = None
         self._facilities: list[str] = []
         self._runs: list[tuple[str, array[int]]] = []
+        #: the ICAT Data Service the run stored files through (None: it stored none)
+        self.data_service: str | None = None
+        #: the built-in catalogue's IDS storage folder (it dies with a killed run; sv7 cleanup
+        #: removes it)
+        self.data_storage: str | None = None
         if facility is not None:
             self.name_facility(facility)
 
@@ -202,6 +209,15 @@ class Journal:
         self.facility = name
         self._facilities.append(name)
         self._write([{"facility": name}])
+
+    def name_data_service(self, url: str, storage: str | None = None) -> None:
+        """Record the IDS the run stores files through (and, for the built-in catalogue's, its
+        storage folder): call it before the first upload."""
+        self.data_service, self.data_storage = url, storage
+        line: dict[str, str] = {"data_service": url}
+        if storage is not None:
+            line["storage"] = storage
+        self._write([line])
 
     def add(self, entity: str, obj_id: int) -> None:
         self.add_many(entity, [obj_id])
@@ -323,6 +339,10 @@ class Journal:
             self._sync_clock(RunClock.from_dict(entry["clock"]))
         elif "facility" in entry:
             self._facilities.append(str(entry["facility"]))
+        elif "data_service" in entry:
+            self.data_service = str(entry["data_service"])
+            storage = entry.get("storage")
+            self.data_storage = str(storage) if storage is not None else None
         elif "cleaned" in entry:
             self._forget()
         elif "verified" in entry:
