@@ -473,3 +473,18 @@ def test_a_stop_raised_in_a_finaliser_stops_the_checks_at_once(tmp_path: Path) -
     with pytest.raises(KeyboardInterrupt):
         run_verification(VerifyOptions(target="http://127.0.0.1:9"), quiet=True, sv_tests=checks)
     assert not (checks / "ran-after").exists()
+
+
+def test_the_checks_leave_no_folder_in_the_users_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest-benchmark, installed beside the suite, made an empty .benchmarks folder wherever
+    sv7 run or sv7 check ran."""
+    checks = tmp_path / "checks"
+    checks.mkdir()
+    (checks / "test_nothing.py").write_text("def test_nothing():\n    pass\n")
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    run_verification(VerifyOptions(target="http://127.0.0.1:9"), quiet=True, sv_tests=checks)
+    assert list(here.iterdir()) == []

@@ -110,6 +110,9 @@ def pytest_arguments(options: VerifyOptions, quiet: bool, sv_tests: Path) -> lis
     # under the project's ``filterwarnings = error``, fail the whole session on a stop dropped
     # there); the checks do not need it
     args += ["-p", "no:unraisableexception"]
+    # pytest-benchmark, where installed, makes a .benchmarks folder in the user's directory at
+    # every session; the checks measure with their own timers
+    args += ["-p", "no:benchmark"]
     args += ["-q"] if not quiet else ["-qq", "--no-header", "--no-summary"]
     # failures print as one-line diagnoses unless debugging; this shapes only what is left
     args += ["--tb=long" if options.debug else "--tb=short"]
