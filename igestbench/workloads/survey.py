@@ -153,8 +153,8 @@ class _Surveyor:
         return self.catalogue.search(query)
 
     def _count(self, entity: str, where: Mapping[str, Condition]) -> int:
-        (n,) = self._search(Query(entity).where(where).count()) or [0]
-        return int(n)
+        self.result.queries += 1
+        return self._count_query(entity, where)(self.catalogue).count
 
     def _aggregate(self, entity: str, function: str, where: Mapping[str, Condition]) -> Any:
         found = self._search(Query(entity).select("createTime").aggregate(function).where(where))
