@@ -69,7 +69,7 @@ def shape_of(text: str) -> Shape | None:
         if first == "'":
             constants.append(token[1:-1].replace("''", "'"))
             pieces += [text[done : found.start()], _STRING_MARK]
-        elif text[: found.start()].rstrip()[-7:].upper() == "INCLUDE":
+        elif text[max(0, found.start() - 64) : found.start()].rstrip()[-7:].upper() == "INCLUDE":
             continue  # INCLUDE 1: a keyword's argument, no constant (any other is refused)
         else:
             value = int(token)
