@@ -330,7 +330,7 @@ class Reader:
             sql = f"{select} WHERE {key_column} IN ({','.join('?' * len(chunk))}){extra}"
             found.extend(self.store.conn.execute(sql, (*chunk, *extra_params)))
         # ordered here, not by SQLite: its sorter copies every row (all columns) in and out
-        # again, a third of the time a Dataset's 400 Datafiles took; they mostly come in id
+        # again (~0.1 of the ~0.7 ms a Dataset's 400 Datafiles took); they mostly come in id
         # order already (in the order of an index whose rows were written in id order), which
         # a Python sort merely checks
         found.sort(key=_first)

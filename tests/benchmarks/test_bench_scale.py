@@ -22,6 +22,9 @@ again. Beside each p50 it
 prints each server's CPU time per call — the real one's HTTP listener and database
 (``SV7_BENCH_REAL_DB_PORT``, default MariaDB's 3306) together, less what both spend idle, as
 measured for 5 s before — which a busy machine distorts far less than wall times.
+With ``SV7_BENCH_BEFORE=DIR`` (a checkout of other code, e.g. main) a third catalogue is
+served from it and grown alike, and takes its turn in every round: the change and the code
+before it, side by side in one run.
 Printed, never asserted: the figures depend on the machine.
 """
 
