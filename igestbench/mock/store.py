@@ -36,6 +36,7 @@ from igestbench.icat.faults import (
 )
 from igestbench.icat.schema import Entity, Field, Profile, RelType
 from igestbench.mock import tables
+from igestbench.mock.mapping import MapBudget
 from igestbench.mock.tables import column_name, quote, table, to_sql
 from igestbench.mock.values import (
     REFUSE,
@@ -61,9 +62,6 @@ _TOO_LARGE = (
     "LIKE or GLOB pattern too complex",
 )
 
-#: The part of the database file read through a memory map (see _connect): resident as OS cache
-#: pages while they are used, never private memory of the server.
-MMAP_BYTES = 2 * 1024**3
 #: Statistics are refreshed once this many rows were written since the last time, and at least
 #: as many as then (so at 1,000, 2,000, 4,000 … rows: a few times per order of magnitude),
 #: each index sampled on this many rows. ICAT's database keeps statistics from its first rows
@@ -141,6 +139,8 @@ class Store:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
+        #: the memory maps of the database file, rationed over the connections (mock/mapping.py)
+        self.maps = MapBudget()
         self._stopping = False
         # Writes are serialised here: one transaction at a time, whichever thread runs it.
         self._lock = threading.RLock()
@@ -185,9 +185,8 @@ class Store:
         conn.execute("PRAGMA journal_mode = WAL")
         # a temporary database need not survive a power cut; a kept file survives a crash
         conn.execute("PRAGMA synchronous = OFF" if self._tmp else "PRAGMA synchronous = NORMAL")
-        # reads straight from the file's pages in the OS cache, shared by every thread's
-        # connection, instead of copies in each (a scan of 10^6 rows: a quarter less CPU)
-        conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+        # reads by pread; a request in a worker thread maps the file for its time (_mapped)
+        conn.execute("PRAGMA mmap_size = 0")
         local = self._local
 
         def over_budget() -> int:
@@ -254,12 +253,60 @@ class Store:
         local.deadline = time.monotonic() + seconds
         local.inline_s = inline_s
         try:
-            yield
+            with contextlib.nullcontext() if inline_s is not None else self._mapped():
+                yield
         except sqlite3.Error as exc:
             raise sql_fault(exc, seconds, self._stopping) from None
         finally:
             local.deadline = None
             local.inline_s = None
+
+    @contextlib.contextmanager
+    def _mapped(self) -> Iterator[None]:
+        """This thread's connection maps what :attr:`maps` grants it, for the block's time.
+
+        A nested block keeps the outer one's lease. The lease is given back only once the
+        connection has unmapped (``PRAGMA mmap_size`` answers the limit in force: SQLite keeps
+        the map while a statement still holds one of its pages); until then the thread keeps it
+        for its next request, so the connections never map more than the budget together.
+        """
+        local = self._local
+        if getattr(local, "map_depth", 0):
+            local.map_depth += 1
+            try:
+                yield
+            finally:
+                local.map_depth -= 1
+            return
+        conn = self.conn
+        lease: int = getattr(local, "lease", 0)
+        if not lease:
+            try:
+                size = Path(self._file).stat().st_size
+            except OSError:
+                size = 0
+            lease = local.lease = self.maps.take(size)
+            if lease:
+                conn.execute(f"PRAGMA mmap_size = {lease}")
+        local.map_depth = 1
+        try:
+            yield
+        finally:
+            local.map_depth = 0
+            if lease and self._unmap(conn):
+                local.lease = 0
+                self.maps.give(lease)
+
+    def _unmap(self, conn: sqlite3.Connection) -> bool:
+        """Whether ``conn`` no longer maps the file (its pages left the resident set)."""
+        deadline, self._local.deadline = getattr(self._local, "deadline", None), None
+        try:
+            (limit,) = conn.execute("PRAGMA mmap_size = 0").fetchone()
+        except sqlite3.Error:
+            return False
+        finally:
+            self._local.deadline = deadline
+        return int(limit) == 0
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:

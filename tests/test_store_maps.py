@@ -1,0 +1,103 @@
+"""The store's memory maps of its database file: rationed over the connections (mock/mapping.py).
+
+The resident set of ``sv7 serve`` counts each mapped page once per mapping that touched it, so
+the maps of all threads' connections together must stay within one budget whatever the threads
+do. Mappings are read from ``/proc/self/maps`` (Linux).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from igestbench.icat.schema import get_profile
+from igestbench.mock.mapping import MapBudget
+from igestbench.mock.store import Store
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs Linux /proc")
+
+MIB = 1024**2
+
+
+def mapped_bytes(path: Path) -> int:
+    """Bytes of ``path`` mapped into this process, over all its mappings."""
+    total = 0
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) == 6 and fields[5] == str(path):
+            start, _, end = fields[0].partition("-")
+            total += int(end, 16) - int(start, 16)
+    return total
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> Iterator[Store]:
+    """A store whose file holds about 12 MiB, with a map budget of 8 MiB in steps of 1 MiB."""
+    store = Store(get_profile(), str(tmp_path / "maps.sqlite"))
+    with store.transaction():
+        store.conn.execute("CREATE TABLE filler (x BLOB)")
+        store.conn.executemany("INSERT INTO filler VALUES (randomblob(4000))",
+                               [()] * 3000)  # fmt: skip
+    store.maps = MapBudget(total=8 * MIB, step=MIB)
+    yield store
+    store.close()
+
+
+def scan(store: Store) -> None:
+    store.conn.execute("SELECT sum(length(x)) FROM filler").fetchall()
+
+
+def test_scans_in_worker_threads_map_no_more_than_the_budget_together(store: Store) -> None:
+    path = Path(store.path)
+    inside = threading.Barrier(4)
+    leave = threading.Barrier(4)
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            with store.time_budget(60):  # a request in a worker thread (not inline)
+                scan(store)
+                inside.wait(30)
+                leave.wait(30)
+        except BaseException as exc:  # reported by the test thread
+            errors.append(exc)
+            inside.abort()
+            leave.abort()
+
+    threads = [threading.Thread(target=worker) for _ in range(3)]
+    for t in threads:
+        t.start()
+    inside.wait(30)
+    during = mapped_bytes(path)
+    leave.wait(30)
+    for t in threads:
+        t.join(30)
+    assert not errors
+    # three scans at once, each of a 12 MiB file: the first maps it all, the next what is left
+    assert 0 < during <= 8 * MIB
+    assert mapped_bytes(path) == 0  # each request unmapped when it ended
+    assert store.maps.free == store.maps.total
+
+
+def test_the_event_loop_reads_without_a_map(store: Store) -> None:
+    with store.time_budget(60, inline_s=0.05):
+        scan(store)
+        assert mapped_bytes(Path(store.path)) == 0
+    assert store.maps.free == store.maps.total
+
+
+def test_a_lease_is_kept_while_a_statement_still_holds_a_mapped_page(store: Store) -> None:
+    path = Path(store.path)
+    with store.time_budget(60):
+        cursor = store.conn.execute("SELECT x FROM filler")
+        cursor.fetchone()  # the statement holds a page: SQLite cannot unmap yet
+    assert mapped_bytes(path) > 0
+    assert store.maps.free < store.maps.total  # still counted against the budget
+    del cursor
+    with store.time_budget(60):  # the next request of this thread reuses its lease
+        scan(store)
+    assert mapped_bytes(path) == 0
+    assert store.maps.free == store.maps.total
