@@ -1,4 +1,5 @@
-"""The store's memory maps of its database file: rationed over the connections (mock/mapping.py).
+"""The store's memory maps of its database file: rationed over the connections (mock/mapping.py);
+and its WAL checkpoints, off the writer's path (mock/checkpoints.py).
 
 The resident set of ``sv7 serve`` counts each mapped page once per mapping that touched it, so
 the maps of all threads' connections together must stay within one budget whatever the threads
@@ -7,7 +8,9 @@ do. Mappings are read from ``/proc/self/maps`` (Linux).
 
 from __future__ import annotations
 
+import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,6 +44,8 @@ def store(tmp_path: Path) -> Iterator[Store]:
         store.conn.execute("CREATE TABLE filler (x BLOB)")
         store.conn.executemany("INSERT INTO filler VALUES (randomblob(4000))",
                                [()] * 3000)  # fmt: skip
+    store.checkpointer.stop()  # no checkpoint of its own beside this one:
+    store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the pages in the file, not the WAL
     store.maps = MapBudget(total=8 * MIB, step=MIB)
     yield store
     store.close()
@@ -101,3 +106,34 @@ def test_a_lease_is_kept_while_a_statement_still_holds_a_mapped_page(store: Stor
         scan(store)
     assert mapped_bytes(path) == 0
     assert store.maps.free == store.maps.total
+
+
+def test_a_write_returns_before_its_checkpoint_copies_it_into_the_file(tmp_path: Path) -> None:
+    """The writer does not wait for the WAL's checkpoint (mock/checkpoints.py): the pages of
+    a committed write are in the WAL when it returns, and in the file once the checkpointer's
+    thread has run."""
+    store = Store(get_profile(), str(tmp_path / "wal.sqlite"))
+    started, release = threading.Event(), threading.Event()
+
+    def held_checkpoint(conn: sqlite3.Connection) -> None:
+        started.set()
+        release.wait(30)
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
+    store.checkpointer.checkpoint = held_checkpoint  # type: ignore[method-assign]
+    try:
+        with store.transaction():
+            store.conn.execute("CREATE TABLE filler (x BLOB)")
+            store.conn.executemany("INSERT INTO filler VALUES (randomblob(4000))",
+                                   [()] * 3000)  # fmt: skip
+        file = tmp_path / "wal.sqlite"
+        assert started.wait(30)  # the checkpoint was asked for, after the commit returned
+        assert file.stat().st_size < 4 * MIB  # and nothing of the write copied yet
+        release.set()
+        deadline = time.monotonic() + 30
+        while store.checkpointer.checkpoints < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert file.stat().st_size > 10 * MIB
+    finally:
+        release.set()
+        store.close()

@@ -36,6 +36,7 @@ from igestbench.icat.faults import (
 )
 from igestbench.icat.schema import Entity, Field, Profile, RelType
 from igestbench.mock import tables
+from igestbench.mock.checkpoints import Checkpointer
 from igestbench.mock.mapping import MapBudget
 from igestbench.mock.tables import column_name, quote, table, to_sql
 from igestbench.mock.values import (
@@ -45,6 +46,7 @@ from igestbench.mock.values import (
     check_applicable,
     check_value,
     ones_plan,
+    present_values,
 )
 
 log = logging.getLogger(__name__)
@@ -141,6 +143,8 @@ class Store:
         self._connections_lock = threading.Lock()
         #: the memory maps of the database file, rationed over the connections (mock/mapping.py)
         self.maps = MapBudget()
+        #: copies the WAL into the file after writes, off the writer's path (mock/checkpoints.py)
+        self.checkpointer = Checkpointer(self._connect)
         self._stopping = False
         # Writes are serialised here: one transaction at a time, whichever thread runs it.
         self._lock = threading.RLock()
@@ -183,6 +187,7 @@ class Store:
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA busy_timeout = 10000")
         conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA wal_autocheckpoint = 0")  # the checkpointer's thread does it
         # a temporary database need not survive a power cut; a kept file survives a crash
         conn.execute("PRAGMA synchronous = OFF" if self._tmp else "PRAGMA synchronous = NORMAL")
         # reads by pread; a request in a worker thread maps the file for its time (_mapped)
@@ -210,11 +215,13 @@ class Store:
     def interrupt(self) -> None:
         """Stop every running statement now and any later one (the server is shutting down)."""
         self._stopping = True
+        self.checkpointer.stop(timeout_s=0)  # no more checkpoints; close() waits for its end
         with self._connections_lock:
             for conn in self._connections:
                 conn.interrupt()
 
     def close(self) -> None:
+        self.checkpointer.stop()
         self.interrupt()
         with self._connections_lock:
             for conn in self._connections:
@@ -329,6 +336,8 @@ class Store:
                 raise
             self._depth -= 1
             conn.execute("COMMIT" if self._depth == 0 else f"RELEASE {name}")
+            if self._depth == 0:
+                self.checkpointer.after_write()
             if self._depth == 0 and self._written - self._analyzed_at >= max(
                     ANALYZE_FROM, self._analyzed_at) and not self.inline:
                 self._analyze(conn)
@@ -416,7 +425,8 @@ class Store:
         cols: list[str] = ["createId", "createTime", "modId", "modTime"]
         stamp_text = _stamp_text(stamp)
         params: list[Any] = [user, stamp_text, user, stamp_text]
-        self._attribute_values(entity, values, cols, params)
+        if not present_values(entity, values, cols, params):
+            self._attribute_values(entity, values, cols, params)  # in order: its fault first
         for f, column in ones_plan(entity):
             if parent is not None and f.name == parent[0]:
                 ref_id: int | None = parent[1]
