@@ -1,9 +1,10 @@
-"""The store's memory maps of its database file: rationed over the connections (mock/mapping.py);
-and its WAL checkpoints, off the writer's path (mock/checkpoints.py).
+"""The store's memory map of its database file: one connection maps it, lent to one worker
+request at a time (mock/mapping.py); and its WAL checkpoints, off the writer's path
+(mock/checkpoints.py).
 
 The resident set of ``sv7 serve`` counts each mapped page once per mapping that touched it, so
-the maps of all threads' connections together must stay within one budget whatever the threads
-do. Mappings are read from ``/proc/self/maps`` (Linux).
+the maps must stay within one bound whatever the threads do, and stay mapped (warm) between
+requests. Mappings are read from ``/proc/self/maps`` (Linux).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from igestbench.icat.schema import get_profile
-from igestbench.mock.mapping import MapBudget
+from igestbench.mock.mapping import MappedConnection
 from igestbench.mock.store import Store
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs Linux /proc")
@@ -25,20 +26,24 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="ne
 MIB = 1024**2
 
 
-def mapped_bytes(path: Path) -> int:
-    """Bytes of ``path`` mapped into this process, over all its mappings."""
-    total = 0
+def mappings(path: Path) -> list[int]:
+    """The size of each mapping of ``path`` in this process (bytes)."""
+    sizes = []
     for line in Path("/proc/self/maps").read_text().splitlines():
         fields = line.split(maxsplit=5)
         if len(fields) == 6 and fields[5] == str(path):
             start, _, end = fields[0].partition("-")
-            total += int(end, 16) - int(start, 16)
-    return total
+            sizes.append(int(end, 16) - int(start, 16))
+    return sizes
+
+
+def mapped_bytes(path: Path) -> int:
+    return sum(mappings(path))
 
 
 @pytest.fixture()
 def store(tmp_path: Path) -> Iterator[Store]:
-    """A store whose file holds about 12 MiB, with a map budget of 8 MiB in steps of 1 MiB."""
+    """A store whose file holds about 12 MiB, whose mapped connection maps 8 MiB of it."""
     store = Store(get_profile(), str(tmp_path / "maps.sqlite"))
     with store.transaction():
         store.conn.execute("CREATE TABLE filler (x BLOB)")
@@ -46,7 +51,7 @@ def store(tmp_path: Path) -> Iterator[Store]:
                                [()] * 3000)  # fmt: skip
     store.checkpointer.stop()  # no checkpoint of its own beside this one:
     store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the pages in the file, not the WAL
-    store.maps = MapBudget(total=8 * MIB, step=MIB)
+    store.mapped = MappedConnection(store._connect, size=8 * MIB)
     yield store
     store.close()
 
@@ -55,7 +60,7 @@ def scan(store: Store) -> None:
     store.conn.execute("SELECT sum(length(x)) FROM filler").fetchall()
 
 
-def test_scans_in_worker_threads_map_no_more_than_the_budget_together(store: Store) -> None:
+def test_scans_in_worker_threads_at_once_map_the_file_once(store: Store) -> None:
     path = Path(store.path)
     inside = threading.Barrier(4)
     leave = threading.Barrier(4)
@@ -81,31 +86,34 @@ def test_scans_in_worker_threads_map_no_more_than_the_budget_together(store: Sto
     for t in threads:
         t.join(30)
     assert not errors
-    # three scans at once, each of a 12 MiB file: the first maps it all, the next what is left
-    assert 0 < during <= 8 * MIB
-    assert mapped_bytes(path) == 0  # each request unmapped when it ended
-    assert store.maps.free == store.maps.total
+    # three scans of a 12 MiB file at once: one through the map (8 MiB), two by pread
+    assert mappings(path) == [8 * MIB]
+    assert during == 8 * MIB
+
+
+def test_the_map_stays_warm_from_one_request_to_the_next(store: Store) -> None:
+    path = Path(store.path)
+    for _ in range(2):
+        with store.time_budget(60):  # a request in a worker thread borrows the mapped connection
+            scan(store)
+    assert mappings(path) == [8 * MIB]  # one mapping, never unmapped and mapped again
+    results: list[int] = []
+
+    def other_request() -> None:
+        with store.time_budget(60):
+            scan(store)
+            results.append(len(mappings(path)))
+
+    t = threading.Thread(target=other_request)
+    t.start()
+    t.join(30)
+    assert results == [1]  # another thread's request reads through the same mapping
 
 
 def test_the_event_loop_reads_without_a_map(store: Store) -> None:
     with store.time_budget(60, inline_s=0.05):
         scan(store)
-        assert mapped_bytes(Path(store.path)) == 0
-    assert store.maps.free == store.maps.total
-
-
-def test_a_lease_is_kept_while_a_statement_still_holds_a_mapped_page(store: Store) -> None:
-    path = Path(store.path)
-    with store.time_budget(60):
-        cursor = store.conn.execute("SELECT x FROM filler")
-        cursor.fetchone()  # the statement holds a page: SQLite cannot unmap yet
-    assert mapped_bytes(path) > 0
-    assert store.maps.free < store.maps.total  # still counted against the budget
-    del cursor
-    with store.time_budget(60):  # the next request of this thread reuses its lease
-        scan(store)
-    assert mapped_bytes(path) == 0
-    assert store.maps.free == store.maps.total
+    assert mapped_bytes(Path(store.path)) == 0
 
 
 def test_a_write_returns_before_its_checkpoint_copies_it_into_the_file(tmp_path: Path) -> None:

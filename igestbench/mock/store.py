@@ -37,7 +37,7 @@ from igestbench.icat.faults import (
 from igestbench.icat.schema import Entity, Field, Profile, RelType
 from igestbench.mock import tables
 from igestbench.mock.checkpoints import Checkpointer
-from igestbench.mock.mapping import MapBudget
+from igestbench.mock.mapping import MappedConnection
 from igestbench.mock.tables import column_name, quote, table, to_sql
 from igestbench.mock.values import (
     REFUSE,
@@ -141,8 +141,8 @@ class Store:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
-        #: the memory maps of the database file, rationed over the connections (mock/mapping.py)
-        self.maps = MapBudget()
+        #: the one connection that maps the database file, lent per request (mock/mapping.py)
+        self.mapped = MappedConnection(self._connect)
         #: copies the WAL into the file after writes, off the writer's path (mock/checkpoints.py)
         self.checkpointer = Checkpointer(self._connect)
         self._stopping = False
@@ -190,7 +190,7 @@ class Store:
         conn.execute("PRAGMA wal_autocheckpoint = 0")  # the checkpointer's thread does it
         # a temporary database need not survive a power cut; a kept file survives a crash
         conn.execute("PRAGMA synchronous = OFF" if self._tmp else "PRAGMA synchronous = NORMAL")
-        # reads by pread; a request in a worker thread maps the file for its time (_mapped)
+        # reads by pread; a request in a worker thread borrows the mapped one (_mapped)
         conn.execute("PRAGMA mmap_size = 0")
         local = self._local
 
@@ -270,13 +270,9 @@ class Store:
 
     @contextlib.contextmanager
     def _mapped(self) -> Iterator[None]:
-        """This thread's connection maps what :attr:`maps` grants it, for the block's time.
-
-        A nested block keeps the outer one's lease. The lease is given back only once the
-        connection has unmapped (``PRAGMA mmap_size`` answers the limit in force: SQLite keeps
-        the map while a statement still holds one of its pages); until then the thread keeps it
-        for its next request, so the connections never map more than the budget together.
-        """
+        """This thread's statements run on the mapped connection for the block's time, when no
+        other request holds it (else on the thread's own, by pread). A nested block keeps
+        what the outer one has."""
         local = self._local
         if getattr(local, "map_depth", 0):
             local.map_depth += 1
@@ -285,35 +281,20 @@ class Store:
             finally:
                 local.map_depth -= 1
             return
-        conn = self.conn
-        lease: int = getattr(local, "lease", 0)
-        if not lease:
-            try:
-                size = Path(self._file).stat().st_size
-            except OSError:
-                size = 0
-            lease = local.lease = self.maps.take(size)
-            if lease:
-                conn.execute(f"PRAGMA mmap_size = {lease}")
+        conn = self.mapped.borrow()
+        if conn is None:
+            yield
+            return
+        own = getattr(local, "conn", None), getattr(local, "statistics", None)
+        local.conn, local.statistics = conn, self.mapped.statistics
         local.map_depth = 1
         try:
             yield
         finally:
             local.map_depth = 0
-            if lease and self._unmap(conn):
-                local.lease = 0
-                self.maps.give(lease)
-
-    def _unmap(self, conn: sqlite3.Connection) -> bool:
-        """Whether ``conn`` no longer maps the file (its pages left the resident set)."""
-        deadline, self._local.deadline = getattr(self._local, "deadline", None), None
-        try:
-            (limit,) = conn.execute("PRAGMA mmap_size = 0").fetchone()
-        except sqlite3.Error:
-            return False
-        finally:
-            self._local.deadline = deadline
-        return int(limit) == 0
+            self.mapped.statistics = local.statistics
+            local.conn, local.statistics = own
+            self.mapped.give_back()
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
