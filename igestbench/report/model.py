@@ -7,11 +7,12 @@ and compared at any time from the files alone. The templates only lay the model 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from igestbench.icat.endpoint import endpoint_of
 from igestbench.report.charts import Chart, build_charts, render_all
 from igestbench.report.footnotes import Footnote, footnotes
+from igestbench.report.ids_matrix import any_checked, ids_success
 from igestbench.report.interfaces import InterfaceTable, interface_tables
 from igestbench.report.matrices import (
     Participation,
@@ -104,6 +105,11 @@ class Report:
     scale: ScaleView | None = None
     #: the ids part: files/s and MB/s of put and getData per size (ingestion with the bytes)
     transfers: tuple[TransferRow, ...] = ()
+    #: the IDS success matrix (ids_matrix.py), None when no run checked an IDS
+    ids_success: Success | None = None
+    #: its footnotes, lettered on from the success matrix's, and its cells' letters
+    ids_footnotes: tuple[Footnote, ...] = ()
+    ids_marks: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
 
 
 def build_report(campaign: Campaign, previous: Campaign | None = None, *,
@@ -126,6 +132,13 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
         ports={t.name: t.port for t in targets},
         operators={t.name: t.operator for t in targets},
         target_order=[t.name for t in targets],
+    )
+    data_service = ids_success(campaign)
+    ids_notes, ids_marks = footnotes(
+        [cell for row in data_service.rows for cell in row.cells],
+        ports={t.name: t.port for t in targets},
+        operators={t.name: t.operator for t in targets},
+        target_order=[t.name for t in targets], first=len(notes),
     )
     scores = tuple(deployment_scores(campaign, _cells_by_target(succ)))
     benchmarks = tuple(benchmark_rows(campaign))
@@ -160,6 +173,8 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
         interfaces=tuple(interface_tables(campaign)), summary=summary, dates=dates,
         changes=changes, figure_runs=campaign.runs, scale=grown,
         transfers=tuple(transfer_rows(campaign)),
+        ids_success=data_service if any_checked(data_service) else None,
+        ids_footnotes=tuple(ids_notes), ids_marks=ids_marks,
     )
 
 
