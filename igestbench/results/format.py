@@ -69,7 +69,8 @@ FORMAT_NAME = "igestbench-result"
 #     served, version, problem), and cleanup.files_deleted / files_left (files removed
 #     through the IDS, and those left).
 #     sweeps[].warmup: the warm-up before the first step (rate, seconds, clients, calls), not
-#     counted; a file without it ran the first step without one.
+#     counted; a file without it ran the first step without one. sv7 swarm's too (with
+#     workers: how many took part; clients: the sessions they logged in).
 FORMAT_VERSION = 2
 
 #: ``target.name`` of a run against the built-in catalogue (``target.local``): its URL names a new
