@@ -36,6 +36,7 @@ from igestbench.report.tables import BenchmarkRow, TargetScores, benchmark_rows,
 from igestbench.report.transfers import TransferRow, transfer_rows
 from igestbench.results.campaign import Campaign, CampaignRun
 from igestbench.results.campaign_file import CampaignSite
+from igestbench.results.server_clock import clock_text
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,8 @@ class RunView:
     kind: str = "run"
     #: why it did not complete (None when it did)
     ended: str | None = None
+    #: where the run's reading of the server's clock came from (results/server_clock.py)
+    clock: str = ""
 
     @property
     def finished(self) -> bool:
@@ -146,7 +149,8 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
     runs = tuple(RunView(r.site, r.target, r.file, r.file_version, r.result.run_id,
                          r.result.raw["run"]["started"], r.result.status, r.result.tool_version,
                          "quick" if r.quick else "full", r.kind,
-                         None if r.result.status == "complete" else end_cause(r))
+                         None if r.result.status == "complete" else end_cause(r),
+                         clock_text(r.result.raw["run"].get("server_clock")))
                  for r in campaign.runs)
     dates = period_text(period(campaign))
     before: Trend | None = None

@@ -213,6 +213,7 @@ class Master:
             writer.set_section("target", target_section)
             journal.start(target, target_section["api_version"])
             writer.set_run("journal", str(journal.path))
+            writer.set_run("server_clock", journal.server_clock)  # where it came from
             inbox = _Inbox(Journal(journal.path), self.refusals)
             runner = self._start_locust(inbox)  # before anything is created: a busy port
             with tempfile.TemporaryDirectory(prefix="sv7-swarm-") as tmp:
