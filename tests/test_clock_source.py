@@ -108,3 +108,12 @@ def test_a_damaged_record_is_left_out_not_fatal(tmp_path: Path) -> None:
     assert report.runs[0].clock.startswith("not recorded")
     assert any("run.server_clock.source" in n for n in report.notices)
     assert "sundial" not in render_html(report).split('id="runs"')[1]
+
+
+@pytest.mark.parametrize("offset", [-0.313, 0.0, 312.5, None])
+def test_a_clock_behind_or_ahead_passes_the_checks(offset: float | None) -> None:
+    from igestbench.results.contents import checked
+    from igestbench.results.server_clock import clock_record
+
+    doc = {"run": {"server_clock": clock_record("date-header", offset, 60.0)}}
+    assert checked(doc) == (doc, ())

@@ -213,7 +213,8 @@ CLEANUP: Mapping[str, Spec] = {
 #: run.server_clock (results/server_clock.py): where the run's reading of the server's clock
 #: came from
 SERVER_CLOCK: Mapping[str, Spec] = {
-    "source": Spec(str, check=source_problem), "offset_s": OPTIONAL_NUMBER,
+    # the offset may be either way: the server's clock behind this machine's is negative
+    "source": Spec(str, check=source_problem), "offset_s": Spec(float, nullable=True),
     "allowance_s": Spec(float, nullable=True, minimum=0), "problem": OPTIONAL_TEXT,
 }
 
