@@ -132,6 +132,11 @@ class Entity:
     indexes: tuple[tuple[str, ...], ...] = ()
     _by_name: Mapping[str, Field] = field(default_factory=dict, repr=False, compare=False)
 
+    def __hash__(self) -> int:
+        # by name, not by every field: entities key the local catalogue's per-entity caches,
+        # looked up on every request (equal entities have equal names)
+        return hash(self.name)
+
     def __post_init__(self) -> None:
         by_name = {f.name: f for f in (*BASE_FIELDS, *self.inherited, *self.own_fields)}
         object.__setattr__(self, "_by_name", MappingProxyType(by_name))

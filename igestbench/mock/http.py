@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol, cast
@@ -446,7 +447,7 @@ class HttpProtocol(asyncio.Protocol):
         # RFC 9110 6.6.1: a server with a clock sends one (cleanup reads the run's start here);
         # Payara, as a real ICAT 6.2.0 runs it, does not
         if self.date_header:
-            head.append(f"Date: {email.utils.formatdate(usegmt=True)}")
+            head.append(_date_header())
         head += [f"{k}: {v}" for k, v in response.headers.items()]
         if close:
             head.append("Connection: close")
@@ -532,6 +533,20 @@ class HttpProtocol(asyncio.Protocol):
         if self.transport is not None and not self.busy:
             self.closing = True
             self.transport.close()
+
+
+_date: tuple[int, str] = (0, "")
+
+
+def _date_header() -> str:
+    """``Date: …`` of this second, formatted once a second (it is sent with every answer)."""
+    global _date
+    now = int(time.time())
+    second, text = _date
+    if second != now:
+        text = f"Date: {email.utils.formatdate(now, usegmt=True)}"
+        _date = (now, text)
+    return text
 
 
 class _Refused(Exception):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import operator
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -198,10 +199,7 @@ class Reader:
         compiled = compile_get(self.profile, query)
         self.plans.check(_get_key(query))  # a get INCLUDing much: one row, many children
         entity = self.profile.entity(compiled.entity)
-        sql = (
-            f"SELECT {tables.select_list(entity, 'o')} FROM {tables.table(entity)} o WHERE o.id = ?"
-        )
-        row = self.store.conn.execute(sql, (obj_id,)).fetchone()
+        row = self.store.conn.execute(_by_id(entity), (obj_id,)).fetchone()
         if row is None:
             raise IcatNoSuchObject(f"{entity.name}[id:{obj_id}] not found.")
         if restrict is not None and entity.name in restrict:
@@ -329,11 +327,13 @@ class Reader:
         select = f"SELECT {tables.select_list(target, 'o')} FROM {tables.table(target)} o"
         found: list[Row] = []
         for chunk in _chunks(keys):
-            sql = (
-                f"{select} WHERE {key_column} IN ({','.join('?' * len(chunk))}){extra} "
-                "ORDER BY o.id"
-            )
+            sql = f"{select} WHERE {key_column} IN ({','.join('?' * len(chunk))}){extra}"
             found.extend(self.store.conn.execute(sql, (*chunk, *extra_params)))
+        # ordered here, not by SQLite: its sorter copies every row (all columns) in and out
+        # again (~0.1 of the ~0.7 ms a Dataset's 400 Datafiles took); they mostly come in id
+        # order already (in the order of an index whose rows were written in id order), which
+        # a Python sort merely checks
+        found.sort(key=_first)
         return found
 
 
@@ -365,6 +365,15 @@ def _beans(
                 values[name] = children
         beans.append(bean)
     return beans
+
+
+_first = operator.itemgetter(0)
+
+
+@functools.cache
+def _by_id(entity: Entity) -> str:
+    """The statement reading one object of ``entity`` by id (a ``get``)."""
+    return f"SELECT {tables.select_list(entity, 'o')} FROM {tables.table(entity)} o WHERE o.id = ?"
 
 
 def _get_key(query: str) -> str:

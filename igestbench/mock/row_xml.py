@@ -145,6 +145,8 @@ class RowEncoder:
 
     def returns(self, rows: Sequence[Row], ones: Ones, manys: Manys) -> str:
         """The ``<return xsi:type=…>`` elements of a search answer, one per row."""
+        if not ones and not manys:
+            return self.rows_text(rows)
         out: list[str] = []
         self._write(rows, ones, manys, self.return_open, "</return>", out)
         return "".join(out)

@@ -81,6 +81,7 @@ def column_index(entity: Entity, name: str) -> int:
     raise KeyError(f"{entity.name}.{name} has no column")
 
 
+@functools.cache
 def select_list(entity: Entity, alias: str) -> str:
     """The SELECT list of every stored column of ``entity`` under ``alias``, in column order."""
     return ", ".join(column(alias, f) for f in stored_fields(entity))

@@ -22,6 +22,9 @@ again. Beside each p50 it
 prints each server's CPU time per call — the real one's HTTP listener and database
 (``SV7_BENCH_REAL_DB_PORT``, default MariaDB's 3306) together, less what both spend idle, as
 measured for 5 s before — which a busy machine distorts far less than wall times.
+With ``SV7_BENCH_BEFORE=DIR`` (a checkout of other code, e.g. main) a third catalogue is
+served from it and grown alike, and takes its turn in every round: the change and the code
+before it, side by side in one run.
 Printed, never asserted: the figures depend on the machine.
 """
 
@@ -324,69 +327,101 @@ def test_population_and_queries_at_size(
                     reason="set SV7_BENCH_REAL_ICAT=URL of a real ICAT on loopback")
 def test_side_by_side_with_a_real_icat(capsys: pytest.CaptureFixture[str]) -> None:
     # a catalogue of its own, holding only this tree (and --example-data's few objects), as the
-    # real one holds only its tree: a scan reads as many rows on both
-    with tempfile.TemporaryDirectory(prefix="sv7-bench-side-") as tmp, served_catalogue(
-        "--db", str(Path(tmp) / "side.sqlite"), "--example-data"
-    ) as (proc, local_url):  # fmt: skip
-        _side_by_side(local_url, psutil.Process(proc.pid), capsys)
+    # real one holds only its tree: a scan reads as many rows on both; with
+    # SV7_BENCH_BEFORE=DIR (a checkout of other code, e.g. main) a third one served from it
+    before = os.environ.get("SV7_BENCH_BEFORE")
+    with contextlib.ExitStack() as stack:
+        locals_ = []
+        for checkout in (None, *([before] if before else [])):
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="sv7-bench-side-"))
+            proc, url = stack.enter_context(served_catalogue(
+                "--db", str(Path(tmp) / "side.sqlite"), "--example-data", checkout=checkout))
+            locals_.append((url, psutil.Process(proc.pid)))
+        _side_by_side(locals_, capsys)
 
 
-def _side_by_side(local_url: str, local_server: psutil.Process,
+def _side_by_side(locals_: list[tuple[str, psutil.Process]],
                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Real ICAT, the local catalogue and (a third) the local one of another checkout, taking
+    turns call by call."""
     url = os.environ["SV7_BENCH_REAL_ICAT"]
     password = os.environ.get("SV7_BENCH_REAL_PASSWORD", "root")
     # the real server's processes: its HTTP listener and its database's (MariaDB: 3306)
     real_port = endpoint_of(url).port
     real_processes = listeners(real_port, int(os.environ.get("SV7_BENCH_REAL_DB_PORT", "3306")))
-    servers = [real_processes, [local_server]] if real_processes else None
+    servers = [real_processes, *([p] for _, p in locals_)] if real_processes else None
     # named as a run's Facilities are: cleanup removes nothing else (workloads/run_tag.py)
     tag = RunTag.new("bench").name
-    # createMany of 1,000 on both: of 10,000 a real ICAT takes over a minute on a busy machine
+    # createMany of 1,000 on all: of 10,000 a real ICAT takes over a minute on a busy machine
     real = Grown(url, password, f"sv7-bench-{tag}-scale", local=False, batch=1000)
-    fresh = Grown(local_url, "root", f"sv7-bench-{tag}-scale-local", local=True, batch=1000)
+    grown = [real]
     try:
-        warmed = False
-        for size in _sizes("SV7_BENCH_REAL_SIZES", "10000"):
-            rates = (real.grow_to(size), fresh.grow_to(size))
-            sids = (soap_login(url, "root", password), soap_login(fresh.url, "root", "root"))
-            wires = (Wire(url, sids[0]), Wire(fresh.url, sids[1]))
-            try:
-                if not warmed:  # a JVM just started compiles its hot paths over the first calls
-                    for q in QUERIES:
-                        paired_p50(q, [(wires[0], real.tree), (wires[1], fresh.tree)],
-                                   calls=1, warmup=WARMUP_CALLS)  # fmt: skip
-                    warmed = True
-                idle = idle_cpu_rates(servers) if servers else None
-                figures = {}
-                for q in QUERIES:
-                    wire, cpu = paired_p50(q, [(wires[0], real.tree), (wires[1], fresh.tree)],
-                                           servers=servers, idle=idle)
-                    lean, _ = paired_p50(q, [(lambda c: ask(real.root, c), real.tree),
-                                             (lambda c: ask(fresh.root, c), fresh.tree)])
-                    figures[q.name] = (*wire, *cpu, *lean)
-            finally:
-                for wire_of_side in wires:
-                    wire_of_side.close()
-            with capsys.disabled():
-                loadavg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-                print(f"\nside by side at {size:,} Datafiles of the tree "
-                      f"({time.strftime('%H:%M UTC', time.gmtime())}, load average {loadavg}): "
-                      f"createMany of 1,000 real {rates[0]:,.0f} / local {rates[1]:,.0f} "
-                      f"Datafiles/s ({rates[1] / rates[0]:.0f}x); p50 of 20 calls as root, ms, "
-                      "the two servers taking turns call by call; server CPU per call, ms "
-                      f"(real: {', '.join(p.name() for p in real_processes) or 'not found'}; "
-                      "less what each spends idle: "
-                      f"{', '.join(f'{r * 1000:.0f}' for r in idle or ())} ms/s)")
-                print(f"  {'query':17} {'wire: real':>10} {'local':>8} {'real/local':>10}   "
-                      f"{'CPU: real':>9} {'local':>7} {'real/local':>10}   "
-                      f"{'lean client: real':>17} {'local':>8} {'real/local':>10}")
-                for name, (wr, wl, cr, cl, r, lo) in figures.items():
-                    cpu_text = (f"{cr:9.2f} {cl:7.2f} {cr / cl:9.1f}x" if cr is not None
-                                and cl else f"{'—':>9} {'—':>7} {'—':>10}")  # fmt: skip
-                    print(f"  {name:17} {wr:10.2f} {wl:8.2f} {wr / wl:9.1f}x   {cpu_text}   "
-                          f"{r:17.2f} {lo:8.2f} {r / lo:9.1f}x")
+        for i, (local_url, _) in enumerate(locals_):
+            grown.append(Grown(local_url, "root", f"sv7-bench-{tag}-scale-local{i or ''}",
+                               local=True, batch=1000))
+        _compare(grown, servers, real_processes, capsys)
     finally:
+        for side in grown:
+            side.remove()
+
+
+def _lean(side: Grown) -> Send:
+    """The calls of a query through the lean client of ``side``'s root."""
+
+    def send(call: Call) -> None:
+        ask(side.root, call)
+
+    return send
+
+
+def _compare(grown: list[Grown], servers: list[list[psutil.Process]] | None,
+             real_processes: list[psutil.Process], capsys: pytest.CaptureFixture[str]) -> None:
+    password = os.environ.get("SV7_BENCH_REAL_PASSWORD", "root")
+    warmed = False
+    names = ["real", "local", "before"][: len(grown)]
+    for size in _sizes("SV7_BENCH_REAL_SIZES", "10000"):
+        rates = [side.grow_to(size) for side in grown]
+        wires = [Wire(side.url, soap_login(side.url, "root", password if i == 0 else "root"))
+                 for i, side in enumerate(grown)]
         try:
-            real.remove()
+            trees: list[tuple[Send, ScaleTree]] = [
+                (wire, side.tree) for wire, side in zip(wires, grown, strict=True)]
+            if not warmed:  # a JVM just started compiles its hot paths over the first calls
+                for q in QUERIES:
+                    paired_p50(q, trees, calls=1, warmup=WARMUP_CALLS)
+                warmed = True
+            idle = idle_cpu_rates(servers) if servers else None
+            figures = {}
+            for q in QUERIES:
+                wire, cpu = paired_p50(q, trees, servers=servers, idle=idle)
+                lean, _ = paired_p50(q, [(_lean(side), side.tree) for side in grown[:2]])
+                figures[q.name] = (wire, cpu, lean)
         finally:
-            fresh.remove()
+            for wire_of_side in wires:
+                wire_of_side.close()
+        with capsys.disabled():
+            loadavg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+            before = (f", before {rates[2]:,.0f} ({rates[2] / rates[0]:.0f}x)"
+                      if len(rates) > 2 else "")  # fmt: skip
+            print(f"\nside by side at {size:,} Datafiles of the tree "
+                  f"({time.strftime('%H:%M UTC', time.gmtime())}, load average {loadavg}): "
+                  f"createMany of 1,000 real {rates[0]:,.0f} / local {rates[1]:,.0f} "
+                  f"Datafiles/s ({rates[1] / rates[0]:.0f}x){before}; p50 of 20 calls as root, "
+                  f"ms, the {len(grown)} servers taking turns call by call ({', '.join(names)}); "
+                  "server CPU per call, ms "
+                  f"(real: {', '.join(p.name() for p in real_processes) or 'not found'}; "
+                  "less what each spends idle: "
+                  f"{', '.join(f'{r * 1000:.0f}' for r in idle or ())} ms/s)")
+            extra = f" {'before':>8} {'real/before':>11}" if len(grown) > 2 else ""
+            print(f"  {'query':17} {'wire: real':>10} {'local':>8} {'real/local':>10}{extra}   "
+                  f"{'CPU: real':>9} {'local':>7} {'real/local':>10}   "
+                  f"{'lean client: real':>17} {'local':>8} {'real/local':>10}")
+            for name, (wire, cpu, lean) in figures.items():
+                wr, wl = wire[0], wire[1]
+                cr, cl = cpu[0], cpu[1]
+                before_text = (f" {wire[2]:8.2f} {wr / wire[2]:10.1f}x" if len(wire) > 2
+                               else "")  # fmt: skip
+                cpu_text = (f"{cr:9.2f} {cl:7.2f} {cr / cl:9.1f}x" if cr is not None
+                            and cl else f"{'—':>9} {'—':>7} {'—':>10}")  # fmt: skip
+                print(f"  {name:17} {wr:10.2f} {wl:8.2f} {wr / wl:9.1f}x{before_text}   "
+                      f"{cpu_text}   {lean[0]:17.2f} {lean[1]:8.2f} {lean[0] / lean[1]:9.1f}x")

@@ -20,12 +20,16 @@ from igestbench.mock.jpql import concise, includes, translate
 from igestbench.mock.jpql import syntax as s
 from igestbench.mock.jpql.model import CompiledGet, CompiledSearch, RestrictPairs, SearchTemplate
 from igestbench.mock.jpql.parser import is_jpql, parse
+from igestbench.mock.jpql.shapes import ShapeCache
 
 Restrict = Mapping[str, tuple[str, tuple[Any, ...]]] | RestrictPairs
 
 _CACHE_SIZE = 4096
 #: Query texts longer than this are not cached (4,096 of them could otherwise hold gigabytes).
 _CACHED_TEXT = 16 * 1024
+
+#: Compiled searches by shape: the same search with other constants (shapes.py).
+_SHAPES = ShapeCache()
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -60,18 +64,22 @@ def compile_search(
     read (ICAT reads them in its JVM's default zone). Raises :class:`IcatBadParameter` for
     anything ICAT would refuse.
     """
-    if len(text) > _CACHED_TEXT:
-        # a huge generated query is compiled for its one use, not kept in the caches' memory
-        template = _template.__wrapped__(profile, text, user, zone)
-    else:
-        template = _template(profile, text, user, zone)
-    if not restrict:
-        return template.search
     if isinstance(restrict, Mapping):
         restrict = tuple(sorted((k, (v[0], tuple(v[1]))) for k, v in restrict.items()))
     if len(text) > _CACHED_TEXT:
-        return _apply(template, restrict)
-    return _restricted(profile, text, user, restrict, zone)
+        # a huge generated query is compiled for its one use, not kept in the caches' memory
+        template = _template.__wrapped__(profile, text, user, zone)
+        return _apply(template, restrict) if restrict else template.search
+    pairs = restrict or None
+
+    def whole(text: str) -> CompiledSearch:
+        if pairs is None:
+            return _template(profile, text, user, zone).search
+        return _restricted(profile, text, user, pairs, zone)
+
+    # searches that differ only in their constants (another id, another name) share one
+    # compilation (shapes.py): the text cache alone never hits when each call names another
+    return _SHAPES.compile(text, (profile, user, pairs, zone), whole)
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
@@ -137,3 +145,4 @@ def clear_caches() -> None:
     """Forget every compiled query (tests that time cold compilation use this)."""
     for cached in (compile_get, compile_ids, _template, _restricted):
         cached.cache_clear()
+    _SHAPES.clear()
