@@ -36,7 +36,7 @@ def _sync_file_range() -> Callable[[int, int, int, int], int] | None:
         return None
     function.argtypes = [ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint]
     function.restype = ctypes.c_int
-    return function  # type: ignore[no-any-return]
+    return function
 
 
 _call = _sync_file_range()
@@ -54,8 +54,8 @@ def start_writeback(fd: int, offset: int, length: int) -> None:
 class Writeback:
     """Counts the bytes written to one file and starts writing them every :data:`STEP`."""
 
-    def __init__(self, step: int = STEP) -> None:
-        self.step = step
+    def __init__(self, step: int | None = None) -> None:
+        self.step = step or STEP
         self.started = 0  # bytes whose writeback was started
         self.written = 0
 
