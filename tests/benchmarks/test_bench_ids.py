@@ -20,6 +20,7 @@ few MiB only, as a smoke test of the same code; ``tox -e bench`` measures at ful
 
 from __future__ import annotations
 
+import mmap
 import os
 import statistics
 import threading
@@ -75,7 +76,44 @@ def disk_write(path: Path, size: int, block: bytes) -> float:
     return size / (time.perf_counter() - start) / 1e6
 
 
+def disk_write_direct(path: Path, size: int, block: bytes) -> float | None:
+    """As ``dd oflag=direct conv=fsync``: from an aligned buffer past the page cache, as the
+    local IDS writes a kept upload (mock/ids/disk_file.py); None where O_DIRECT is refused."""
+    aligned = mmap.mmap(-1, len(block))
+    aligned[:] = block
+    start = time.perf_counter()
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_DIRECT", 0))
+    except OSError:
+        return None
+    try:
+        for _ in range(size // len(block)):
+            os.write(fd, aligned)
+        os.fsync(fd)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+        aligned.close()
+    return size / (time.perf_counter() - start) / 1e6
+
+
 def disk_read(path: Path) -> float:
+    """As ``dd bs=1M``: read into one buffer, used again (the page cache dropped first)."""
+    drop_cache(path)
+    start = time.perf_counter()
+    size = 0
+    buffer = bytearray(MiB)
+    with path.open("rb", buffering=0) as source:
+        while n := source.readinto(buffer):
+            size += n
+    return size / (time.perf_counter() - start) / 1e6
+
+
+def disk_read_new_bytes(path: Path) -> float:
+    """How this benchmark read the disk before 2026-11-26: a new 1 MiB ``bytes`` per read,
+    whose fresh pages the allocator pays for — that measured Python's allocator as much as
+    the disk (kept to show both)."""
     drop_cache(path)
     start = time.perf_counter()
     size = 0
@@ -171,6 +209,8 @@ def test_ids_against_the_disk(
     ds, fmt = dataset(client)
     figures: dict[str, list[float]] = {"disk write": [], "IDS put": [], "disk read": [],
                                        "IDS getData": []}  # fmt: skip
+    #: the same disk measured another way, shown beside (see disk_write_direct, disk_read_…)
+    other: dict[str, list[float]] = {"disk write O_DIRECT": [], "disk read new bytes": []}
     #: the server's CPU seconds per GB moved: what the machine's load does not change much
     cpu: dict[str, list[float]] = {"IDS put": [], "IDS getData": []}
     server = psutil.Process(pid)
@@ -191,7 +231,12 @@ def test_ids_against_the_disk(
             figures["IDS put"].append(total / (time.perf_counter() - start) / 1e6)
             cpu["IDS put"].append((server_cpu() - before) / (total / 1e9))
             figures["disk read"].append(disk_read(plain))
+            other["disk read new bytes"].append(disk_read_new_bytes(plain))
             plain.unlink()
+            direct = disk_write_direct(plain, sizes.disk, block)
+            if direct is not None:
+                other["disk write O_DIRECT"].append(direct)
+            plain.unlink(missing_ok=True)
             for stored in (storage / "main").rglob("*"):
                 if stored.is_file():
                     drop_cache(stored)
@@ -224,10 +269,18 @@ def test_ids_against_the_disk(
     for name, values in figures.items():
         shown = ", ".join(f"{v:,.0f}" for v in values)
         print(f"  {name:12} median {med[name]:8,.0f} MB/s  (rounds: {shown})")
+    for name, values in other.items():
+        if values:
+            shown = ", ".join(f"{v:,.0f}" for v in values)
+            print(f"  {name:12} median {statistics.median(values):8,.0f} MB/s  (rounds: {shown})")
     for name, values in cpu.items():
         print(f"  {name:12} server CPU {statistics.median(values):.2f} s per GB")
     print(f"  put / disk write   {med['IDS put'] / med['disk write']:.2f}  (goal >= 0.70)")
     print(f"  getData / disk read {med['IDS getData'] / med['disk read']:.2f}  (goal >= 0.70)")
+    for what, ids_name, name in (("put", "IDS put", "disk write O_DIRECT"),
+                                 ("getData", "IDS getData", "disk read new bytes")):  # fmt: skip
+        if other[name]:
+            print(f"  {what} / {name} {med[ids_name] / statistics.median(other[name]):.2f}")
     for what, watch in (("put", put_rss), ("getData", get_rss)):
         print(f"  server RSS during the {what} of {sizes.large // MiB} MiB: "
               f"{watch.before / MiB:.0f} MiB before, {watch.peak / MiB:.0f} MiB at most "

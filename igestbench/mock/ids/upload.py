@@ -12,13 +12,15 @@ database does (nothing in it outlives the server).
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import multipart
 
 from igestbench.crc import crc32
-from igestbench.mock.ids.disk_file import DiskFile
+from igestbench.mock.ids.writeback import Writeback
 
 #: The largest form field (sessionId, name, description …) of a POST put.
 MAX_FIELD = 64 * 1024
@@ -46,30 +48,38 @@ class Upload:
 
 class _FileWriter:
     """Bytes to a file with their count and CRC-32; opened at the first byte, synced at the end
-    if durable (:class:`~igestbench.mock.ids.disk_file.DiskFile`)."""
+    (a durable one is written to disk as it arrives: :mod:`~igestbench.mock.ids.writeback`)."""
 
     def __init__(self, path: Path, durable: bool) -> None:
         self.path = path
         self.durable = durable
         self.size = 0
         self.crc = 0
-        self._file: DiskFile | None = None
+        self._file: BinaryIO | None = None
+        self._writeback = Writeback()
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if self._file is None:
-            self._file = DiskFile(self.path, self.durable)
+            self._file = self.path.open("wb")
         self._file.write(data)
         self.crc = crc32(data, self.crc)
         self.size += len(data)
+        if self.durable and self._writeback.wrote(len(data)):
+            self._file.flush()
+            self._writeback.start(self._file.fileno())
 
     def close(self) -> None:
         if self._file is None:
-            self._file = DiskFile(self.path, self.durable)  # an empty file is a file too
+            self._file = self.path.open("wb")  # an empty file is a file too
+        self._file.flush()
+        if self.durable:
+            os.fsync(self._file.fileno())
         self._file.close()
 
     def abort(self) -> None:
         if self._file is not None:
-            self._file.abort()
+            with contextlib.suppress(OSError):
+                self._file.close()
         with contextlib.suppress(OSError):
             self.path.unlink()
 
