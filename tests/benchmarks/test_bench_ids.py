@@ -3,12 +3,17 @@
 ``sv7 serve --ids-storage DIR`` runs in its own process, its storage on the disk measured. In
 alternating rounds (so that a busy moment of the machine hits both alike):
 
-* **write**: a plain sequential write of 1 GiB in 1 MiB blocks, synced (``fsync``) — beside
-  IDS ``put`` of 100 MiB files (1 GiB in all) by the lean client; a kept storage syncs each
-  file before it answers, so both are bytes on disk;
+* **write**: a plain sequential write of 1 GiB in 1 MiB blocks, synced (``fsync``; as
+  ``dd bs=1M conv=fsync``) — beside IDS ``put`` of 100 MiB files (1 GiB in all) by the lean
+  client; a kept storage syncs each file before it answers, so both are bytes on disk. Which
+  goes first alternates, and each side's bytes leave the page cache once timed (see the loop);
 * **read**: the same 1 GiB read back after it was dropped from the page cache
-  (``posix_fadvise(DONTNEED)``) — beside IDS ``getData`` of the stored files, dropped from the
-  cache likewise, so both read the disk.
+  (``posix_fadvise(DONTNEED)``), into one buffer used again as ``dd bs=1M`` reads — beside IDS
+  ``getData`` of the stored files, dropped from the cache likewise, so both read the disk.
+
+Shown beside, not used in the ratios: a write with ``O_DIRECT`` (``dd oflag=direct``), and the
+read as this benchmark read until 2026-11-26 (a new 1 MiB ``bytes`` per read) of another file
+written alike.
 
 Goal (issue 22): the IDS at ≥ 70 % of the disk's bandwidth both ways. And memory flat while
 streaming: the server's resident memory (psutil, every 50 ms) during the put and the getData of
@@ -52,7 +57,7 @@ class Sizes:
     rounds: int
 
 
-FULL = Sizes(disk=1024 * MiB, file=100 * MiB, files=10, large=1024 * MiB, rounds=3)
+FULL = Sizes(disk=1024 * MiB, file=100 * MiB, files=10, large=1024 * MiB, rounds=4)
 SMOKE = Sizes(disk=8 * MiB, file=2 * MiB, files=2, large=8 * MiB, rounds=1)
 
 
@@ -220,20 +225,30 @@ def test_ids_against_the_disk(
         return float(times.user + times.system)
 
     try:
+        def stored_files() -> list[Path]:
+            return [f for f in (storage / "main").rglob("*") if f.is_file()]
+
         for round_ in range(sizes.rounds):
             plain = work / f"plain-{round_}.bin"
-            figures["disk write"].append(disk_write(plain, sizes.disk, block))
-            # out of the page cache at once, so that the puts find the memory the write had, as
-            # the write found that of the last round's files (fresh memory costs this virtual
-            # machine far more: 0.2 against up to 1.6 CPU s per GB written)
-            drop_cache(plain)
             names = [f"f-{round_}-{n}" for n in range(sizes.files)]
             total = sizes.file * sizes.files
-            before = server_cpu()
-            start = time.perf_counter()
-            ids = [service.put(source, name, ds, fmt).id for name in names]
-            figures["IDS put"].append(total / (time.perf_counter() - start) / 1e6)
-            cpu["IDS put"].append((server_cpu() - before) / (total / 1e9))
+            ids: list[int] = []
+            # Each side's bytes leave the page cache once their write is timed, so that the
+            # other finds the memory they had (memory the page cache has not used before costs
+            # this virtual machine far more: 0.2 against up to 1.6 CPU s per GB written). The
+            # order alternates: the virtual disk reads back faster what its host saw last.
+            for step in ("plain", "put") if round_ % 2 == 0 else ("put", "plain"):
+                if step == "plain":
+                    figures["disk write"].append(disk_write(plain, sizes.disk, block))
+                else:
+                    before = server_cpu()
+                    start = time.perf_counter()
+                    ids += [service.put(source, name, ds, fmt).id for name in names]
+                    figures["IDS put"].append(total / (time.perf_counter() - start) / 1e6)
+                    cpu["IDS put"].append((server_cpu() - before) / (total / 1e9))
+                for path in [plain, *stored_files()]:
+                    if path.exists():
+                        drop_cache(path)
             figures["disk read"].append(disk_read(plain))
             plain.unlink()
             # the old way reads another file written the same way: a second read of the same
@@ -246,9 +261,8 @@ def test_ids_against_the_disk(
             if direct is not None:
                 other["disk write O_DIRECT"].append(direct)
             plain.unlink(missing_ok=True)
-            for stored in (storage / "main").rglob("*"):
-                if stored.is_file():
-                    drop_cache(stored)
+            for stored in stored_files():
+                drop_cache(stored)
             before = server_cpu()
             start = time.perf_counter()
             for df in ids:
