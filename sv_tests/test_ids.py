@@ -29,6 +29,7 @@ from igestbench.client.data_service import (
 )
 from igestbench.errors import Sv7Error
 from igestbench.icat.beans import Bean
+from igestbench.results.causes import NO_IDS
 from igestbench.run.data_service import IdsProbe, probe_ids
 from igestbench.verify.options import READ_ROLE, VerifyOptions
 from igestbench.workloads import RunTag, cleanup
@@ -47,7 +48,7 @@ def ids(config: ClientConfig) -> IdsProbe:
     """The target's IDS; the part is skipped where there is none."""
     found = probe_ids(config)
     if not found.served:
-        pytest.skip(f"no IDS at {found.url}: {found.problem}")
+        pytest.skip(f"{NO_IDS} {found.url}: {found.problem}")
     return found
 
 

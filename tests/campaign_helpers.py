@@ -34,16 +34,17 @@ def write_result(directory: Path, site: str, url: str, *, run_id: str = "r1",
                  benchmarks: Sequence[dict[str, Any]] = (),
                  sweeps: Sequence[dict[str, Any]] = (),
                  samples: Sequence[dict[str, Any]] = (), profile: str | None = None,
-                 built_in: bool = False) -> Path:
+                 built_in: bool = False, run_extra: dict[str, Any] | None = None) -> Path:
     """One run's file; ``minutes`` after T0 decides which run of a cell is the newest.
     ``profile``: its run.profile (None: none, as before profiles); ``built_in``: a run against
-    the built-in catalogue, as sv7 run writes it (target.local, target.name)."""
+    the built-in catalogue, as sv7 run writes it (target.local, target.name); ``run_extra``:
+    more keys of its run section."""
     started = T0 + dt.timedelta(minutes=minutes)
     writer = ResultWriter(
         directory,
         run={"id": run_id, "site": site, "parts": list(parts),
              "started": started.isoformat().replace("+00:00", "Z"),
-             **({"profile": profile} if profile else {})},
+             **({"profile": profile} if profile else {}), **(run_extra or {})},
         target={"url": url, **({"local": True, "name": "built-in"} if built_in else {})},
         environment={"hostname": f"{site}-client"},
         autoflush_s=3600, now=lambda: started + dt.timedelta(seconds=30),

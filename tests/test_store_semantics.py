@@ -235,3 +235,31 @@ def test_profile_4_3_root_needs_rules_which_are_seeded(catalogue_43: LocalCatalo
         service.create(
             sid, Bean("Datafile", {"dataset": ref("Dataset", h["dataset"]), "name": "z"})
         )
+
+
+def test_create_many_reports_the_first_bad_attribute_in_the_entitys_order(
+    service: IcatService,
+) -> None:
+    """A bean is checked by the attributes it holds, in whatever order it holds them
+    (mock/values.py present_values); a fault is still the one ICAT reports first: the first
+    bad attribute in the entity's order, at the bean's offset."""
+    sid = login(service, "root")
+    h = hierarchy(service, sid, files=0)
+    ds = ref("Dataset", h["dataset"])
+    good = Bean("Datafile", {"dataset": ds, "name": "ok"})
+    # name (too long) comes before description (not a string) in the bean, after it in ICAT
+    bad = Bean("Datafile", {"name": "x" * 256, "description": 5, "dataset": ds})
+    with pytest.raises(IcatValidation, match="Datafile: description must be a string") as info:
+        service.create_many(sid, [good, bad])
+    assert info.value.offset == 1
+    missing = Bean("Datafile", {"fileSize": True, "dataset": ds})  # no name, fileSize not a long
+    with pytest.raises(IcatValidation, match="Datafile: fileSize must be an integer"):
+        service.create_many(sid, [missing])
+    # the order a bean holds its values in changes nothing of what is stored
+    values = {"name": "a", "location": "/x", "fileSize": 7, "dataset": ds, "checksum": "c"}
+    ids = service.create_many(sid, [Bean("Datafile", values),
+                                    Bean("Datafile", {**dict(reversed(values.items())),
+                                                      "name": "b"})])  # fmt: skip
+    rows = [service.get(sid, "Datafile", i) for i in ids]
+    assert [(r["location"], r["fileSize"], r["checksum"], r["createId"]) for r in rows] == [
+        ("/x", 7, "c", "simple/root")] * 2

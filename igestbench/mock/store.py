@@ -36,6 +36,8 @@ from igestbench.icat.faults import (
 )
 from igestbench.icat.schema import Entity, Field, Profile, RelType
 from igestbench.mock import tables
+from igestbench.mock.checkpoints import Checkpointer
+from igestbench.mock.mapping import MappedConnection
 from igestbench.mock.tables import column_name, quote, table, to_sql
 from igestbench.mock.values import (
     REFUSE,
@@ -44,6 +46,7 @@ from igestbench.mock.values import (
     check_applicable,
     check_value,
     ones_plan,
+    present_values,
 )
 
 log = logging.getLogger(__name__)
@@ -61,9 +64,6 @@ _TOO_LARGE = (
     "LIKE or GLOB pattern too complex",
 )
 
-#: The part of the database file read through a memory map (see _connect): resident as OS cache
-#: pages while they are used, never private memory of the server.
-MMAP_BYTES = 2 * 1024**3
 #: Statistics are refreshed once this many rows were written since the last time, and at least
 #: as many as then (so at 1,000, 2,000, 4,000 … rows: a few times per order of magnitude),
 #: each index sampled on this many rows. ICAT's database keeps statistics from its first rows
@@ -141,6 +141,10 @@ class Store:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
+        #: the one connection that maps the database file, lent per request (mock/mapping.py)
+        self.mapped = MappedConnection(self._connect)
+        #: copies the WAL into the file after writes, off the writer's path (mock/checkpoints.py)
+        self.checkpointer = Checkpointer(self._connect)
         self._stopping = False
         # Writes are serialised here: one transaction at a time, whichever thread runs it.
         self._lock = threading.RLock()
@@ -183,11 +187,11 @@ class Store:
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA busy_timeout = 10000")
         conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA wal_autocheckpoint = 0")  # the checkpointer's thread does it
         # a temporary database need not survive a power cut; a kept file survives a crash
         conn.execute("PRAGMA synchronous = OFF" if self._tmp else "PRAGMA synchronous = NORMAL")
-        # reads straight from the file's pages in the OS cache, shared by every thread's
-        # connection, instead of copies in each (a scan of 10^6 rows: a quarter less CPU)
-        conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+        # reads by pread; a request in a worker thread borrows the mapped one (_mapped)
+        conn.execute("PRAGMA mmap_size = 0")
         local = self._local
 
         def over_budget() -> int:
@@ -211,11 +215,13 @@ class Store:
     def interrupt(self) -> None:
         """Stop every running statement now and any later one (the server is shutting down)."""
         self._stopping = True
+        self.checkpointer.stop(timeout_s=0)  # no more checkpoints; close() waits for its end
         with self._connections_lock:
             for conn in self._connections:
                 conn.interrupt()
 
     def close(self) -> None:
+        self.checkpointer.stop()
         self.interrupt()
         with self._connections_lock:
             for conn in self._connections:
@@ -254,12 +260,41 @@ class Store:
         local.deadline = time.monotonic() + seconds
         local.inline_s = inline_s
         try:
-            yield
+            with contextlib.nullcontext() if inline_s is not None else self._mapped():
+                yield
         except sqlite3.Error as exc:
             raise sql_fault(exc, seconds, self._stopping) from None
         finally:
             local.deadline = None
             local.inline_s = None
+
+    @contextlib.contextmanager
+    def _mapped(self) -> Iterator[None]:
+        """This thread's statements run on the mapped connection for the block's time, when no
+        other request holds it (else on the thread's own, by pread). A nested block keeps
+        what the outer one has."""
+        local = self._local
+        if getattr(local, "map_depth", 0):
+            local.map_depth += 1
+            try:
+                yield
+            finally:
+                local.map_depth -= 1
+            return
+        conn = self.mapped.borrow()
+        if conn is None:
+            yield
+            return
+        own = getattr(local, "conn", None), getattr(local, "statistics", None)
+        local.conn, local.statistics = conn, self.mapped.statistics
+        local.map_depth = 1
+        try:
+            yield
+        finally:
+            local.map_depth = 0
+            self.mapped.statistics = local.statistics
+            local.conn, local.statistics = own
+            self.mapped.give_back()
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -282,6 +317,8 @@ class Store:
                 raise
             self._depth -= 1
             conn.execute("COMMIT" if self._depth == 0 else f"RELEASE {name}")
+            if self._depth == 0:
+                self.checkpointer.after_write()
             if self._depth == 0 and self._written - self._analyzed_at >= max(
                     ANALYZE_FROM, self._analyzed_at) and not self.inline:
                 self._analyze(conn)
@@ -369,7 +406,8 @@ class Store:
         cols: list[str] = ["createId", "createTime", "modId", "modTime"]
         stamp_text = _stamp_text(stamp)
         params: list[Any] = [user, stamp_text, user, stamp_text]
-        self._attribute_values(entity, values, cols, params)
+        if not present_values(entity, values, cols, params):
+            self._attribute_values(entity, values, cols, params)  # in order: its fault first
         for f, column in ones_plan(entity):
             if parent is not None and f.name == parent[0]:
                 ref_id: int | None = parent[1]

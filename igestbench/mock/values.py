@@ -14,7 +14,7 @@ from typing import Any
 from igestbench.icat.beans import Bean
 from igestbench.icat.faults import IcatBadParameter, IcatValidation
 from igestbench.icat.schema import ENUMERATIONS, Entity, Field, RelType
-from igestbench.mock.tables import column_name
+from igestbench.mock.tables import column_name, to_sql
 
 #: What an absent attribute gets (see attribute_plan): nothing, its default, or a VALIDATION fault.
 SKIP, DEFAULT, REFUSE = range(3)
@@ -42,6 +42,77 @@ def _plans(entity: Entity) -> tuple[_AttributePlan, _OnesPlan]:
         ones = tuple((f, column_name(f)) for f in entity.ones)
         known = _PLANS[id(entity)] = (entity, tuple(attributes), ones)
     return known[1], known[2]
+
+
+#: How a present attribute value is checked and written (see present_plan).
+_TEXT, _WHOLE, _OTHER = range(3)
+#: Per entity: each attribute by name with its check, and the attributes an absent value
+#: does not simply skip (their default, or a refusal).
+_PresentPlan = tuple[dict[str, tuple[Field, int, int]], tuple[tuple[Field, int, Any], ...]]
+_PRESENT: dict[int, tuple[Entity, _PresentPlan]] = {}
+
+
+def present_plan(entity: Entity) -> _PresentPlan:
+    """For :func:`present_values`: per attribute name, its field, check and string limit; and
+    the attributes that need a look when absent, as in :func:`attribute_plan`."""
+    known = _PRESENT.get(id(entity))
+    if known is None or known[0] is not entity:
+        by_name: dict[str, tuple[Field, int, int]] = {}
+        for f, _, _ in attribute_plan(entity):
+            if f.type == "String":
+                by_name[f.name] = (f, _TEXT, f.string_length or 255)
+            elif f.type in ("Long", "Integer") and f.type not in ENUMERATIONS:
+                by_name[f.name] = (f, _WHOLE, 0)
+            else:
+                by_name[f.name] = (f, _OTHER, 0)
+        needed = tuple(p for p in attribute_plan(entity) if p[1] != SKIP)
+        known = _PRESENT[id(entity)] = (entity, (by_name, needed))
+    return known[1]
+
+
+def present_values(
+    entity: Entity, values: dict[str, Any], cols: list[str], params: list[Any]
+) -> bool:
+    """Append the columns and SQL values of the attributes ``values`` holds, checked as
+    :func:`check_value` does; False (and nothing appended) where a value fails a check or an
+    attribute that may not be absent is — the caller then goes through the attributes in the
+    entity's order, which reports the same fault ICAT would, first.
+
+    A bean of a createMany holds a few of its entity's attributes: going through what it
+    holds, not through every attribute the entity has, halves the store's Python work per
+    object (issue 21.6: createMany of 10,000 at 20,000 Datafiles/s).
+    """
+    by_name, needed = present_plan(entity)
+    new_cols: list[str] = []
+    new_params: list[Any] = []
+    for name, value in values.items():
+        plan = by_name.get(name)
+        if plan is None or value is None:
+            continue  # a relation, or absent (judged below)
+        f, how, limit = plan
+        if how == _TEXT:
+            if value.__class__ is not str or len(value) > limit or _NOT_XML.search(value):
+                return False
+        elif how == _WHOLE:
+            if value.__class__ is not int or not -(2**63) <= value < 2**63:
+                return False
+        else:
+            try:
+                check_value(entity, f, value)
+            except (IcatValidation, IcatBadParameter):
+                return False
+            value = to_sql(f, value)
+        new_cols.append(name)
+        new_params.append(value)
+    for f, when_absent, default in needed:
+        if values.get(f.name) is None:
+            if when_absent == REFUSE:
+                return False
+            new_cols.append(f.name)
+            new_params.append(to_sql(f, default))
+    cols += new_cols
+    params += new_params
+    return True
 
 
 def attribute_plan(entity: Entity) -> _AttributePlan:

@@ -11,8 +11,9 @@ instead of one remark per cell.
 
 from __future__ import annotations
 
+import itertools
 import string
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -75,11 +76,13 @@ def _unreachable_cause(probe: Mapping[str, Any], note: str) -> tuple[str, str] |
     return "connection", note or error
 
 
-def run_problems(result: ResultFile) -> tuple[Problem, ...]:
-    """The problems of a run: its failed checks, or why it recorded none."""
+def run_problems(result: ResultFile,
+                 counted: Callable[[Mapping[str, Any]], bool] = lambda check: True
+                 ) -> tuple[Problem, ...]:
+    """The problems of a run: its failed checks (those ``counted``), or why it recorded none."""
     found = [Problem(str(c.get("cause") or "unexpected"),
                      str(c.get("explanation") or c["id"]), c.get("hint"))
-             for c in result.checks if c["outcome"] in ("failed", "error")]
+             for c in result.checks if c["outcome"] in ("failed", "error") and counted(c)]
     if result.checks:
         return tuple(found)
     run = result.raw["run"]
@@ -142,6 +145,8 @@ def _text(cause: str, target: str, port: int | None, operator: str | None,
                 f"in the way; checks of sites {who} flag it")
     if cause == "insufficient-privileges":
         return f"on {target}, the accounts of sites {who} lacked rights a check needed"
+    if cause == "ids-fault":
+        return f"{target}'s Data Service (/ids/) answered checks of sites {who} with errors"
     if cause.startswith("icat-fault-"):
         kind = cause.removeprefix("icat-fault-")
         return f"{target} answered checks of sites {who} with ICAT {kind} faults"
@@ -180,9 +185,12 @@ class CellProblems(Protocol):
 
 
 def footnotes(cells: Sequence[CellProblems], ports: Mapping[str, int | None],
-              operators: Mapping[str, str | None], target_order: Sequence[str]
+              operators: Mapping[str, str | None], target_order: Sequence[str],
+              first: int = 0
               ) -> tuple[list[Footnote], dict[tuple[str, str], tuple[str, ...]]]:
-    """Footnotes in target (column) order, and the letters of each (site, target) cell."""
+    """Footnotes in target (column) order, and the letters of each (site, target) cell.
+    ``first``: how many letters another matrix's footnotes took (the IDS matrix goes on
+    after the success matrix's, so that one letter means one thing on the page)."""
     groups: dict[tuple[str, str], list[CellProblems]] = {}
     examples: dict[tuple[str, str], Problem] = {}
     for cell in cells:
@@ -197,8 +205,8 @@ def footnotes(cells: Sequence[CellProblems], ports: Mapping[str, int | None],
     notes: list[Footnote] = []
     marks: dict[tuple[str, str], tuple[str, ...]] = {}
     for (target, cause), letter in zip(
-            sorted(groups, key=lambda k: (rank.get(k[0], len(rank)), k[1])), letters(),
-            strict=False):
+            sorted(groups, key=lambda k: (rank.get(k[0], len(rank)), k[1])),
+            itertools.islice(letters(), first, None), strict=False):
         members = groups[(target, cause)]
         operator = operators.get(target)
         blocked = [c.site for c in members if not c.connected or c.total == 0]

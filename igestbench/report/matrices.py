@@ -7,9 +7,11 @@ Definitions (shown on the page as well, so that a reader can redo the arithmetic
   number of parts the site took part in, its % that count over the campaign's parts; a
   column's count is the number of sites, its % over the campaign's sites.
 * **Success** — a cell is the newest run of a client site against a target server: the checks
-  passed out of those run (skipped checks are left out). ``ok``: all passed; ``partial``: some;
-  ``failed``: none, or the run could not reach the target; ``not-run``: no run, or a run
-  without the verify part. Per row and column: ``count`` = cells run, ``ok`` = cells ok,
+  of the catalogue passed out of those run (skipped checks are left out; the checks of the
+  ICAT Data Service are counted apart, in the IDS success matrix of :mod:`.ids_matrix`).
+  ``ok``: all passed; ``partial``: some; ``failed``: none, or the run could not reach the
+  target; ``not-run``: no run, or a run without the verify part. Per row and column:
+  ``count`` = cells run, ``ok`` = cells ok,
   ``fail`` = count - ok (partial and failed: a cell succeeds only when every check passed),
   success % = ok / count, coverage % = count / cells expected.
 * **Local** cells — a site testing its own catalogue (the target's operator) — are marked:
@@ -21,8 +23,9 @@ Definitions (shown on the page as well, so that a reader can redo the arithmetic
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from igestbench.report.footnotes import Problem, run_problems
 from igestbench.results.campaign import Campaign
@@ -79,11 +82,15 @@ class SuccessCell:
     #: a local connection: the site tested its own catalogue (it is the target's operator),
     #: inside its own firewall — the SV-0 campaigns' third state beside success and failure
     local: bool = False
+    #: why a cell holds no counted check, where a file says (the IDS matrix: "no IDS at …")
+    reason: str | None = None
 
     @property
     def text(self) -> str:
         if self.state == "not-run":
             return "\u2013"  # an en dash: nothing to count
+        if self.state == "no-ids":
+            return "no IDS"
         return f"{self.passed}/{self.total}" if self.connected and self.total else "✗"
 
 
@@ -94,6 +101,8 @@ class Summary:
     count: int
     ok: int
     expected: int
+    #: cells whose target serves no IDS (the IDS matrix): neither run nor failed
+    absent: int = 0
 
     @property
     def fail(self) -> int:
@@ -145,21 +154,35 @@ def participation(campaign: Campaign) -> Participation:
 #: Parts whose checks need answers from the ICAT service itself.
 SERVICE_PARTS = frozenset({"soap", "session", "read", "write"})
 
+#: Parts whose checks are the ICAT Data Service's: the IDS success matrix counts them, this one
+#: does not (a coordinator must see the catalogue's and the IDS's results apart).
+DATA_SERVICE_PARTS = frozenset({"ids"})
+
+#: Which checks of a run a matrix counts.
+CheckFilter = Callable[[Mapping[str, Any]], bool]
+
+
+def catalogue_check(check: Mapping[str, Any]) -> bool:
+    """A check of the catalogue (every part but the IDS's)."""
+    return check.get("part") not in DATA_SERVICE_PARTS
+
 
 def _cell(campaign: Campaign, site: str, target: str, local: bool = False) -> SuccessCell:
-    cell = _measured_cell(campaign, site, target)
+    cell = measured_cell(campaign, site, target, catalogue_check)
     return replace(cell, local=True) if local else cell
 
 
-def _measured_cell(campaign: Campaign, site: str, target: str) -> SuccessCell:
+def measured_cell(campaign: Campaign, site: str, target: str, counted: CheckFilter
+                  ) -> SuccessCell:
+    """The cell of the newest run of ``site`` against ``target``, over its ``counted`` checks."""
     run = campaign.run(site, target)
     if run is None:
         return SuccessCell(site, target, "not-run", 0, 0, (), None)
     result = run.result
-    outcomes = [c["outcome"] for c in result.checks]
+    outcomes = [c["outcome"] for c in result.checks if counted(c)]
     passed = outcomes.count("passed")
     total = sum(o != "skipped" for o in outcomes)
-    problems = run_problems(result)
+    problems = run_problems(result, counted)
     if total == 0 and not problems:
         return SuccessCell(site, target, "not-run", 0, 0, (), result.status)
     # DNS resolving is no success: a site that never got an answer from the service could not
@@ -176,25 +199,31 @@ def _measured_cell(campaign: Campaign, site: str, target: str) -> SuccessCell:
     return SuccessCell(site, target, state, passed, total, problems, result.status, connected)
 
 
-def _summary(cells: Sequence[SuccessCell], expected: int) -> Summary:
-    run = [c for c in cells if c.state != "not-run"]
-    return Summary(len(run), sum(c.state == "ok" for c in run), expected)
+def summarise(cells: Sequence[SuccessCell], expected: int) -> Summary:
+    run = [c for c in cells if c.state in ("ok", "partial", "failed")]
+    return Summary(len(run), sum(c.state == "ok" for c in run), expected,
+                   sum(c.state == "no-ids" for c in cells))
 
 
-def success(campaign: Campaign) -> Success:
+#: How a matrix makes a cell: (campaign, site, target, local) -> its cell.
+CellMaker = Callable[[Campaign, str, str, bool], SuccessCell]
+
+
+def success(campaign: Campaign, cell: CellMaker = _cell) -> Success:
+    """The success matrix; ``cell`` makes its cells (the IDS matrix makes its own)."""
     targets = tuple(t.name for t in campaign.targets)
     rows = []
     for site in campaign.sites:
-        cells = tuple(_cell(campaign, site.name, target.name, target.is_local_to(site.name))
+        cells = tuple(cell(campaign, site.name, target.name, target.is_local_to(site.name))
                       for target in campaign.targets)
-        rows.append(SuccessRow(site.name, cells, _summary(cells, len(targets))))
-    columns = tuple(_summary([row.cells[i] for row in rows], len(rows))
+        rows.append(SuccessRow(site.name, cells, summarise(cells, len(targets))))
+    columns = tuple(summarise([row.cells[i] for row in rows], len(rows))
                     for i in range(len(targets)))
     every = [cell for row in rows for cell in row.cells]
     remote = [cell for cell in every if not cell.local]
     local = [cell for cell in every if cell.local]
-    return Success(targets, tuple(rows), columns, _summary(every, len(every)),
-                   _summary(remote, len(remote)), _summary(local, len(local)))
+    return Success(targets, tuple(rows), columns, summarise(every, len(every)),
+                   summarise(remote, len(remote)), summarise(local, len(local)))
 
 
 # --- the trend against a previous campaign ------------------------------------------------

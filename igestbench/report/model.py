@@ -7,11 +7,12 @@ and compared at any time from the files alone. The templates only lay the model 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from igestbench.icat.endpoint import endpoint_of
 from igestbench.report.charts import Chart, build_charts, render_all
 from igestbench.report.footnotes import Footnote, footnotes
+from igestbench.report.ids_matrix import any_checked, ids_success
 from igestbench.report.interfaces import InterfaceTable, interface_tables
 from igestbench.report.matrices import (
     Participation,
@@ -35,6 +36,7 @@ from igestbench.report.tables import BenchmarkRow, TargetScores, benchmark_rows,
 from igestbench.report.transfers import TransferRow, transfer_rows
 from igestbench.results.campaign import Campaign, CampaignRun
 from igestbench.results.campaign_file import CampaignSite
+from igestbench.results.server_clock import clock_text
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,8 @@ class RunView:
     kind: str = "run"
     #: why it did not complete (None when it did)
     ended: str | None = None
+    #: where the run's reading of the server's clock came from (results/server_clock.py)
+    clock: str = ""
 
     @property
     def finished(self) -> bool:
@@ -104,6 +108,11 @@ class Report:
     scale: ScaleView | None = None
     #: the ids part: files/s and MB/s of put and getData per size (ingestion with the bytes)
     transfers: tuple[TransferRow, ...] = ()
+    #: the IDS success matrix (ids_matrix.py), None when no run checked an IDS
+    ids_success: Success | None = None
+    #: its footnotes, lettered on from the success matrix's, and its cells' letters
+    ids_footnotes: tuple[Footnote, ...] = ()
+    ids_marks: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
 
 
 def build_report(campaign: Campaign, previous: Campaign | None = None, *,
@@ -127,13 +136,21 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
         operators={t.name: t.operator for t in targets},
         target_order=[t.name for t in targets],
     )
+    data_service = ids_success(campaign)
+    ids_notes, ids_marks = footnotes(
+        [cell for row in data_service.rows for cell in row.cells],
+        ports={t.name: t.port for t in targets},
+        operators={t.name: t.operator for t in targets},
+        target_order=[t.name for t in targets], first=len(notes),
+    )
     scores = tuple(deployment_scores(campaign, _cells_by_target(succ)))
     benchmarks = tuple(benchmark_rows(campaign))
     summary = _summary(campaign, succ, marks, scores)
     runs = tuple(RunView(r.site, r.target, r.file, r.file_version, r.result.run_id,
                          r.result.raw["run"]["started"], r.result.status, r.result.tool_version,
                          "quick" if r.quick else "full", r.kind,
-                         None if r.result.status == "complete" else end_cause(r))
+                         None if r.result.status == "complete" else end_cause(r),
+                         clock_text(r.result.raw["run"].get("server_clock")))
                  for r in campaign.runs)
     dates = period_text(period(campaign))
     before: Trend | None = None
@@ -160,6 +177,8 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
         interfaces=tuple(interface_tables(campaign)), summary=summary, dates=dates,
         changes=changes, figure_runs=campaign.runs, scale=grown,
         transfers=tuple(transfer_rows(campaign)),
+        ids_success=data_service if any_checked(data_service) else None,
+        ids_footnotes=tuple(ids_notes), ids_marks=ids_marks,
     )
 
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from igestbench.report.footnotes import run_problems
 from igestbench.results.campaign import Campaign, CampaignRun
 from igestbench.results.format import parse_timestamp
+from igestbench.results.server_clock import LOCAL, clock_text
 
 _HINT = re.compile(r" \(hint: .*\)$")
 _WORKER = re.compile(r"^worker \d+: ")
@@ -48,6 +49,41 @@ def _listed(items: Sequence[str], limit: int = 6) -> str:
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
+#: A server's clock this far from the client's is worth a coordinator's word to its operator.
+CLOCK_OFF_S = 60.0
+
+
+def clock_notices(runs: Sequence[CampaignRun]) -> list[str]:
+    """Runs whose cleanup had no server clock to go by (``run.server_clock``, source
+    ``local``: a window of ±15 min by the client's clock), and servers whose clock was more
+    than :data:`CLOCK_OFF_S` from the client's."""
+    notes = []
+    blind: dict[str, list[CampaignRun]] = {}
+    off = []
+    for run in runs:
+        record = run.result.raw["run"].get("server_clock")
+        if not isinstance(record, dict):
+            continue
+        if record.get("source") == LOCAL:
+            blind.setdefault(str(record.get("problem") or "no reading"), []).append(run)
+        offset = record.get("offset_s")
+        if isinstance(offset, int | float) and abs(offset) > CLOCK_OFF_S:
+            off.append(f"{run.site} → {run.target} ({clock_text(record)})")
+    for problem, alike in blind.items():
+        count = "1 run" if len(alike) == 1 else f"{len(alike)} runs"
+        allowance = alike[0].result.raw["run"]["server_clock"].get("allowance_s")
+        within = f"±{allowance / 60:g} min" if isinstance(allowance, int | float) else "a window"
+        notes.append(
+            f"{count} read no clock of the server ({problem}): the cleanup proved what was the "
+            f"run's within {within} by the client's clock, not the server's: "
+            f"{_listed([f'{r.site} → {r.target}' for r in alike])} "
+            f"(file{'s' if len(alike) > 1 else ''} {_listed([r.file for r in alike], 3)})")
+    if off:
+        notes.append(f"server clocks more than {CLOCK_OFF_S:g} s from the client's: "
+                     f"{_listed(off)}")
+    return notes
+
+
 def notices(campaign: Campaign) -> list[str]:
     notes = [f"{s.file}: skipped: {s.reason}" for s in campaign.skipped]
     notes += [f"{u.get('file')}: not counted: {u.get('reason')} (site {u.get('site')}, "
@@ -71,6 +107,7 @@ def notices(campaign: Campaign) -> list[str]:
         count = "1 run" if len(runs) == 1 else f"{len(runs)} runs"
         notes.append(f"{count} {verb} — {cause}: {who} (file{'s' if len(runs) > 1 else ''} "
                      f"{files})")
+    notes += clock_notices(campaign.runs)
     quick = [f"{r.site} → {r.target}" for r in campaign.runs if r.quick]
     if quick:
         what = "1 run is a quick tour" if len(quick) == 1 else f"{len(quick)} runs are quick tours"

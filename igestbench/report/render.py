@@ -21,6 +21,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from igestbench.report.matrices import Success, Summary
 from igestbench.report.model import Report
 from igestbench.report.scale import SCALE_CSV_HEADER
 from igestbench.report.summary import CampaignSummary
@@ -80,6 +81,7 @@ SECTIONS = (
     Section("notices", "Notices", lambda r: bool(r.notices)),
     Section("participation", "Participation"),
     Section("success", "Success"),
+    Section("ids_success", "IDS success", lambda r: r.ids_success is not None),
     Section("trend", "Trend", lambda r: r.trend is not None),
     Section("scores", "Scores"),
     Section("benchmarks", "Benchmarks"),
@@ -143,6 +145,29 @@ def _write(path: Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> 
     return path
 
 
+def _ids_csv(report: Report, m: Success, directory: Path) -> list[Path]:
+    """The IDS success matrix: ids-success.csv (a cell a row, ``no-ids`` where the target has
+    none, with the reason a cell holds no count) and ids-success-summary.csv (its sums)."""
+    return [
+        _write(directory / "ids-success.csv",
+               ["site", "target", "state", "passed", "total", "footnotes", "reason"],
+               ([c.site, c.target, c.state, c.passed, c.total,
+                 " ".join(report.ids_marks.get((c.site, c.target), ())), c.reason]
+                for row in m.rows for c in row.cells)),
+        _write(directory / "ids-success-summary.csv",
+               ["kind", "name", "count", "ok", "fail", "no_ids", "success_percent",
+                "coverage_percent"],
+               [*(["site", row.site, *_sums(row.summary)] for row in m.rows),
+                *(["target", name, *_sums(c)] for name, c in zip(m.targets, m.columns,
+                                                                 strict=True)),
+                ["total", "", *_sums(m.total)]]),
+    ]
+
+
+def _sums(s: Summary) -> list[Any]:
+    return [s.count, s.ok, s.fail, s.absent, s.success, s.coverage]
+
+
 def write_csv(report: Report, directory: Path) -> list[Path]:
     """The matrices and tables as CSV files in ``directory``; their paths."""
     directory.mkdir(parents=True, exist_ok=True)
@@ -166,12 +191,14 @@ def write_csv(report: Report, directory: Path) -> list[Path]:
                  s.total.coverage]]),
         _write(directory / "footnotes.csv", ["letter", "target", "cause", "text", "hint", "sites"],
                ([f.letter, f.target, f.cause, f.text, f.hint, " ".join(f.sites)]
-                for f in report.footnotes)),
+                for f in (*report.footnotes, *report.ids_footnotes))),
         _write(directory / "scores.csv",
                ["target", "aspect", "level", "score", "max", "evidence", "sites"],
                ([t.target, a.aspect, a.level, a.score, a.max, a.evidence, " ".join(a.sites)]
                 for t in report.scores for a in t.aspects)),
     ]
+    if report.ids_success is not None:  # the IDS's checks, apart from the catalogue's
+        written += _ids_csv(report, report.ids_success, directory)
     written.append(_write(
         directory / "interfaces.csv",
         ["target", "site", "operation", "unit", "interface", "flavour", "clients",

@@ -11,6 +11,11 @@ from __future__ import annotations
 from igestbench import redaction
 from igestbench.icat.faults import IcatExceptionType
 
+#: How the reason of a skipped IDS check begins when the target serves no ICAT Data Service
+#: (sv_tests/test_ids.py writes it, the report's IDS matrix reads it): "no IDS" is a fact about a
+#: deployment, not a failure, and must read differently from an IDS that failed.
+NO_IDS = "no IDS at"
+
 MEANINGS: dict[str, tuple[str, str]] = {
     # cause: (what it means, what to do)
     "dns": ("the host name does not resolve", "check the name; a site may publish it only inside"),

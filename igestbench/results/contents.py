@@ -9,7 +9,7 @@ the campaign page:
 * an entry of a list section (``benchmarks``, ``sweeps``, ``samples``, ``outages``) that does
   not fit its :class:`Spec` is left out;
 * a key of an object section (``scores``, ``probe``, ``run.options``, ``environment``,
-  ``target.interfaces``, ``cleanup``) that does not fit is left out.
+  ``target.interfaces``, ``cleanup``, ``run.server_clock``) that does not fit is left out.
 
 Each left-out part is a :class:`Damage` naming it ("benchmarks[3] (single-query, zeep,
 1 client): ops.single-query/get.histogram is damaged …"). ``sv7 merge`` prints them and keeps
@@ -27,6 +27,7 @@ from typing import Any
 
 from igestbench.results.format import JSONObject, json_type_name
 from igestbench.results.histograms import histogram_problem
+from igestbench.results.server_clock import source_problem
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,14 @@ CLEANUP: Mapping[str, Spec] = {
     "journal": OPTIONAL_TEXT, "error": OPTIONAL_TEXT, "foreign": Spec(list, items=TEXT),
 }
 
+#: run.server_clock (results/server_clock.py): where the run's reading of the server's clock
+#: came from
+SERVER_CLOCK: Mapping[str, Spec] = {
+    # the offset may be either way: the server's clock behind this machine's is negative
+    "source": Spec(str, check=source_problem), "offset_s": Spec(float, nullable=True),
+    "allowance_s": Spec(float, nullable=True, minimum=0), "problem": OPTIONAL_TEXT,
+}
+
 #: List sections: a bad entry is left out.
 LIST_SECTIONS: Mapping[str, Spec] = {
     "benchmarks": BENCHMARK, "sweeps": SWEEP, "samples": SAMPLE, "outages": OUTAGE,
@@ -224,6 +233,7 @@ OBJECT_SECTIONS: Mapping[str, Mapping[str, Spec]] = {
     "environment": ENVIRONMENT,
     "target.interfaces": INTERFACES,
     "cleanup": CLEANUP,
+    "run.server_clock": SERVER_CLOCK,
 }
 
 

@@ -69,7 +69,11 @@ FORMAT_NAME = "igestbench-result"
 #     served, version, problem), and cleanup.files_deleted / files_left (files removed
 #     through the IDS, and those left).
 #     sweeps[].warmup: the warm-up before the first step (rate, seconds, clients, calls), not
-#     counted; a file without it ran the first step without one.
+#     counted; a file without it ran the first step without one. sv7 swarm's too (with
+#     workers: how many took part; clients: the sessions they logged in).
+#     run.server_clock: where the run read the server's clock for its cleanup's window (source
+#     date-header | create-time | local, offset_s, allowance_s, problem; results/
+#     server_clock.py); a file without it does not say.
 FORMAT_VERSION = 2
 
 #: ``target.name`` of a run against the built-in catalogue (``target.local``): its URL names a new

@@ -30,6 +30,7 @@ from igestbench.client.server_clock import server_clock
 from igestbench.errors import Sv7Error
 from igestbench.icat.endpoint import endpoint_of
 from igestbench.icat.faults import IcatError
+from igestbench.results.server_clock import CREATE_TIME, DATE_HEADER, LOCAL, clock_record
 from igestbench.workloads import CatalogueIdentity, Journal, RunTag, cleanup
 from igestbench.workloads.clock_facility import NoCreateTime, clock_from_create
 from igestbench.workloads.journal import JournalLock, journal_path_for
@@ -65,14 +66,18 @@ class RunJournal:
         #: files removed from the IDS's storage, and those that could not be (with why)
         self.files_deleted = 0
         self.files_left: list[str] = []
+        #: where the server's clock came from (results/server_clock.py), once started
+        self.server_clock: dict[str, Any] | None = None
 
     def start(self, target: Target, api_version: str) -> None:
         """Write the first line: call it before the run creates anything."""
         url = endpoint_of(target.url).service_url
+        problem = "no Date header in the answer"
         try:
             client_time, server_time = server_clock(target.client)
-        except TransportFailure:  # the WSDL's URL filtered (a proxy): our clock, a wider window
+        except TransportFailure as exc:  # the WSDL's URL filtered (a proxy): our clock, wider
             client_time, server_time = dt.datetime.now(dt.UTC), None
+            problem = f"the WSDL's URL could not be read for its Date header ({exc})"
         catalogue = self._login(target)
         try:
             account = catalogue.user_name()
@@ -84,20 +89,34 @@ class RunJournal:
             self.started = True
             # held until the run ends: sv7 cleanup leaves a live run's journal alone
             self.lock = JournalLock(self.path).acquire()
+            source = DATE_HEADER
             if server_time is None:  # no Date header (Payara): the server stamps a createTime
-                self._read_server_clock(catalogue, journal)
+                failed = self._read_server_clock(catalogue, journal)
+                source = LOCAL if failed else CREATE_TIME
+                problem = f"{problem}; the clock Facility: {failed}" if failed else problem
+            self.server_clock = self._clock_record(source, problem)
             with contextlib.suppress(Sv7Error):
                 catalogue.logout()
         finally:
             catalogue.close()
 
-    def _read_server_clock(self, catalogue: Catalogue, journal: Journal) -> None:
+    def _read_server_clock(self, catalogue: Catalogue, journal: Journal) -> str | None:
+        """The server's clock from a createTime, into the journal; what failed, or None."""
         try:
             reading = clock_from_create(catalogue, journal, self.tag)
-        except (IcatError, TransportFailure, NoCreateTime):
-            return  # the window stays the wide one of this machine's clock
+        except (IcatError, TransportFailure, NoCreateTime) as exc:
+            return str(exc) or type(exc).__name__  # the window: the wide one of our clock
         journal.record_clock(reading)
         self.memory.clock = journal.clock
+        return None
+
+    def _clock_record(self, source: str, problem: str) -> dict[str, Any]:
+        """``run.server_clock``: where the server's clock came from, and the window it gives."""
+        clock = self.memory.clock
+        assert clock is not None
+        offset = (clock.server - clock.client).total_seconds() if clock.server else None
+        return clock_record(source, offset, clock.skew.total_seconds(),
+                            problem if source == LOCAL else None)
 
     def _login(self, target: Target) -> Catalogue:
         # the lean client: a cleanup is many small queries, and it spends the least per call

@@ -237,6 +237,7 @@ class Runner:
                 # before anything is created: a kill -9 from here on leaves the journal
                 self.journal.start(target, target_section["api_version"])
                 writer.set_run("journal", str(self.journal.path))
+                writer.set_run("server_clock", self.journal.server_clock)  # where it came from
                 self.progress.note(f"journal: {self.journal.path}")
                 self._parts(target, writer, sampler)
             except (ResultFileError, JournalWriteError) as exc:

@@ -57,7 +57,8 @@ SWARM_HELP = {
     "max_rate": f"highest total demanded rate of the doubling steps, in {RATE_WORDS} "
     "(requests/s; default 200)",
     "duration": "seconds per step (default 3)",
-    "warmup": "seconds of warm-up before each step, not measured (default 0.5)",
+    "warmup": "seconds of warm-up before each step, not measured (default 0.5); also the "
+    "least the warm-up before the first step runs, after the workers' logins",
     "batch_size": "Datafiles per createMany call of --workload burst (default 100)",
 }
 

@@ -60,6 +60,9 @@ from igestbench.swarm.messages import (
     SETUP,
     STEP,
     STEP_DONE,
+    WARM,
+    WARM_DONE,
+    WARMUP_INDEX,
     StepOrder,
     StepReport,
     merge_parallel,
@@ -91,6 +94,8 @@ class _Inbox:
         self.invited: set[str] = set()
         self.members: set[str] = set()
         self.ready: dict[str, dict[str, Any]] = {}
+        #: each worker's answer to the warm-up's logins (sv7-warm-done)
+        self.warm: dict[str, dict[str, Any]] = {}
         self.reports: dict[int, dict[str, StepReport]] = {}
         self.created = 0
         #: the first journal write that failed (a greenlet cannot stop the run: _sweep does)
@@ -105,6 +110,10 @@ class _Inbox:
     def on_ready(self, environment: Environment, msg: Any, **_: Any) -> None:
         if self._heard(msg, self.invited):
             self.ready[msg.node_id] = dict(msg.data)
+
+    def on_warm_done(self, environment: Environment, msg: Any, **_: Any) -> None:
+        if self._heard(msg, self.members):
+            self.warm[msg.node_id] = dict(msg.data)
 
     def on_created(self, environment: Environment, msg: Any, **_: Any) -> None:
         # appended to the run's journal file at once: a kill -9 of the master leaves it there
@@ -204,6 +213,7 @@ class Master:
             writer.set_section("target", target_section)
             journal.start(target, target_section["api_version"])
             writer.set_run("journal", str(journal.path))
+            writer.set_run("server_clock", journal.server_clock)  # where it came from
             inbox = _Inbox(Journal(journal.path), self.refusals)
             runner = self._start_locust(inbox)  # before anything is created: a busy port
             with tempfile.TemporaryDirectory(prefix="sv7-swarm-") as tmp:
@@ -293,6 +303,7 @@ class Master:
         runner.register_message(READY, inbox.on_ready)
         runner.register_message(CREATED, inbox.on_created)
         runner.register_message(STEP_DONE, inbox.on_step_done)
+        runner.register_message(WARM_DONE, inbox.on_warm_done)
         how = ("workers must prove the swarm's secret: CURVE" if keys is not None
                else "no secret: loopback only")  # fmt: skip
         print(f"sv7 swarm: master listening on {host}:{port} ({how}); waiting for "
@@ -318,11 +329,15 @@ class Master:
                  "batch_size": self.config.batch_size, "drain_s": DRAIN_S,
                  "users": self.swarm.users}  # fmt: skip
         inbox.invited.update(self.workers)
+        # one worker after another: each logs in to set up, and logins at once can hold a
+        # real ICAT (Payara's request threads all waiting on the authenticator) for 30 s
         for worker in self.workers:
             runner.send_message(SETUP, setup, client_id=worker)
-        deadline = time.monotonic() + SETUP_WAIT_S
-        while any(w not in inbox.ready for w in self.workers) and time.monotonic() < deadline:
-            self._sleep(POLL_S)
+            deadline = time.monotonic() + SETUP_WAIT_S
+            while worker not in inbox.ready and time.monotonic() < deadline:
+                if self._gone(runner, worker) is not None:
+                    break
+                self._sleep(POLL_S)
         for worker in self.workers:
             answer = inbox.ready.get(worker, {"ok": False, "error": "no answer to the setup"})
             if not answer.get("ok"):
@@ -353,11 +368,44 @@ class Master:
             return "no heartbeat"
         return None
 
-    def _step(self, runner: MasterRunner, inbox: _Inbox, index: int, rate: float) -> list[str]:
-        """Run step ``index`` at ``rate`` in total; the workers that reported it."""
+    def _warm_up(self, runner: MasterRunner, inbox: _Inbox, rate: float) -> dict[str, Any]:
+        """Before the first step, counted in no figure: each worker in turn logs in the users
+        its share of ``rate`` needs (one after another: a worker's are, and the next worker
+        begins when it is done), then every worker runs ``rate``'s schedule for ``--warmup``
+        seconds, and at least until each user had a call; what it did, for the file
+        (``sweeps[].warmup``, as ``sv7 run``'s sweep writes it)."""
+        live = [w for w in self.workers if w not in self.lost]
+        share = rate / len(live)
+        for worker in live:
+            runner.send_message(WARM, {"rate": share}, client_id=worker)
+            deadline = time.monotonic() + SETUP_WAIT_S
+            while worker not in inbox.warm:
+                why = self._gone(runner, worker) or (
+                    "no answer to the warm-up's logins" if time.monotonic() > deadline else None)
+                if why is not None:
+                    self.lost[worker] = {"worker": worker, "when": "warm-up", "rate": rate,
+                                         "host": inbox.ready.get(worker, {}).get("host"),
+                                         "reason": why}  # fmt: skip
+                    break
+                self._sleep(POLL_S)
+        answers = [inbox.warm[w] for w in live if w in inbox.warm and w not in self.lost]
+        seconds = max([self.config.warmup, *(float(a["min_s"]) for a in answers)])
+        reported = self._step(runner, inbox, WARMUP_INDEX, rate, seconds, 0.0,
+                              when="warm-up") if answers else []  # fmt: skip
+        calls = sum(inbox.reports[WARMUP_INDEX][w].step.sent for w in reported)
+        return {"rate": rate, "seconds": round(seconds, 3), "workers": len(answers),
+                "clients": sum(int(a["clients"]) for a in answers), "calls": calls}
+
+    def _step(self, runner: MasterRunner, inbox: _Inbox, index: int, rate: float,
+              duration_s: float | None = None, warmup_s: float | None = None,
+              when: str = "step") -> list[str]:  # fmt: skip
+        """Run step ``index`` at ``rate`` in total (for ``--duration`` after ``--warmup``
+        unless said); the workers that reported it."""
         live = [w for w in self.workers if w not in self.lost]
         config = self.config
-        order = StepOrder(index, rate / len(live), config.duration, config.warmup)
+        order = StepOrder(index, rate / len(live),
+                          config.duration if duration_s is None else duration_s,
+                          config.warmup if warmup_s is None else warmup_s)  # fmt: skip
         for worker in live:
             runner.send_message(STEP, order.to_wire(), client_id=worker)
         wait = order.lead_s + order.warmup_s + order.duration_s + DRAIN_S + REPORT_MARGIN_S
@@ -372,7 +420,7 @@ class Master:
                     if why is not None:
                         node_host = inbox.ready.get(worker, {}).get("host")
                         self.lost[worker] = {"worker": worker, "host": node_host,
-                                             "when": "step", "rate": rate,
+                                             "when": when, "rate": rate,
                                              "reason": why}  # fmt: skip
                 if all(w in reported or w in self.lost for w in live):
                     # a worker lost in the step (it quit after its report of a cut step, say)
@@ -400,6 +448,20 @@ class Master:
         incomplete: set[int] = set()  # steps that lost a worker: not the sustained rate
         stopped: str | None = None
         interrupted: Stopped | None = None
+        warmup: dict[str, Any] | None = None
+        if planned:  # the first step must not pay for logins, connections, cold caches
+            print(f"sv7 swarm: warm-up at {summary.rate(planned[0])} (not counted): the "
+                  "workers log in their users one after another", flush=True)  # fmt: skip
+            try:
+                warmup = self._warm_up(runner, inbox, planned[0])
+            except Stopped as exc:
+                stopped = f"interrupted ({signal.Signals(exc.signum).name}) during the warm-up"
+                interrupted = exc
+                planned = []
+            else:
+                print(f"sv7 swarm: warm-up done: {warmup['clients']} sessions on "
+                      f"{warmup['workers']} worker(s), {warmup['calls']} calls in "
+                      f"{warmup['seconds']:g} s, not counted", flush=True)  # fmt: skip
         for index, rate in enumerate(planned):
             if not [w for w in self.workers if w not in self.lost]:
                 stopped = f"every worker was lost before the step at {summary.rate(rate)}"
@@ -422,7 +484,8 @@ class Master:
             step = merge_parallel([r.step for r in reports], rate)
             steps.append(step)
             entry = finite({**step.to_dict(), **record.step_extras(step, reports)})
-            entry["lost_workers"] = sum(1 for x in self.lost.values() if x.get("rate") == rate)
+            entry["lost_workers"] = sum(1 for x in self.lost.values()
+                                        if x.get("when") == "step" and x.get("rate") == rate)
             entries.append(entry)
             if entry["lost_workers"]:
                 incomplete.add(len(steps) - 1)
@@ -436,6 +499,7 @@ class Master:
             steps=tuple(steps), stopped=stopped,
             sustained_rate=sustained_rate(
                 [s for i, s in enumerate(steps) if i not in incomplete], config.slo_ms),
+            warmup=warmup,
         )  # fmt: skip
         sweep = {**result.to_dict(), "steps": entries, "interface": record.INTERFACE,
                  "stopped": stopped, "swarm": self._swarm_section(inbox, entries)}  # fmt: skip

@@ -6,11 +6,15 @@ master's merge is tested in-process). Nothing in a message is a secret: the mast
 credentials, each worker reads its own (``SV7_*``, ``sv7.toml``).
 
 Master → worker: ``sv7-setup`` (the run tag, the target's service URL, the Datafiles to look up,
-the workload, the cap of users per worker), ``sv7-step`` (:class:`StepOrder`), ``sv7-halt``
-(stop the running step now).
-Worker → master: ``sv7-ready`` (set up, or why not), ``sv7-created`` (ids of objects it created,
-journaled by the master as they come), ``sv7-step-done`` (:class:`StepReport`: the step's
-histograms, corrected and uncorrected, counts and errors by cause).
+the workload, the cap of users per worker), ``sv7-warm`` (before the first step: log in the
+users this worker's share of the first rate needs, one after another), ``sv7-step``
+(:class:`StepOrder`; index :data:`WARMUP_INDEX` is the warm-up's schedule, never counted),
+``sv7-halt`` (stop the running step now).
+Worker → master: ``sv7-ready`` (set up, or why not), ``sv7-warm-done`` (its users logged in: how
+many sessions it holds, and how long a warm-up schedule gives each of them a call),
+``sv7-created`` (ids of objects it created, journaled by the master as they come),
+``sv7-step-done`` (:class:`StepReport`: the step's histograms, corrected and uncorrected,
+counts and errors by cause).
 """
 
 from __future__ import annotations
@@ -29,6 +33,9 @@ __all__ = [
     "SETUP",
     "STEP",
     "STEP_DONE",
+    "WARM",
+    "WARMUP_INDEX",
+    "WARM_DONE",
     "StepOrder",
     "StepReport",
     "merge_parallel",
@@ -42,6 +49,10 @@ STEP = "sv7-step"
 HALT = "sv7-halt"
 CREATED = "sv7-created"
 STEP_DONE = "sv7-step-done"
+WARM = "sv7-warm"
+WARM_DONE = "sv7-warm-done"
+#: The index of the warm-up's step: run like a step, reported like one, counted in no figure.
+WARMUP_INDEX = -1
 
 
 @dataclass(frozen=True)

@@ -150,6 +150,9 @@ def lost_note(lost: dict[str, Any]) -> str:
     where = f" on {lost['host']}" if lost.get("host") else ""
     if lost["when"] == "setup":
         return f"worker {lost['worker']}{where} did not set up: {lost['reason']}"
+    if lost["when"] == "warm-up":
+        return (f"worker {lost['worker']}{where} was lost during the warm-up before the first "
+                f"step ({lost['reason']}); it measured nothing")  # fmt: skip
     return (f"worker {lost['worker']}{where} was lost during the step at "
             f"{format_value(lost['rate'], RATE_UNIT)} ({lost['reason']}); its calls of that step "
             "are not in the figures")  # fmt: skip

@@ -3,9 +3,10 @@
 A worker's users share one :class:`WorkerState`. The master has Locust spawn ``--users`` (the
 cap) of them on each worker; only those the worker's :class:`~igestbench.swarm.sizing.Sizer`
 made active take slots (Little's law and the schedule decide how many), the others wait. An
-active user logs in first (untimed), then, while a step runs, takes the next slot from the
-step's shared counter (:class:`~igestbench.measure.schedule.StepSchedule`, the same schedule
-``sv7 run``'s sweep uses), sleeps until the slot's intended time, makes the call with its own
+active user logs in first (untimed; the users of a worker one after another), then, while a
+step runs, takes the next slot from the step's shared counter
+(:class:`~igestbench.measure.schedule.StepSchedule`, the same schedule ``sv7 run``'s sweep
+uses), sleeps until the slot's intended time, makes the call with its own
 client and records intended, sent and done times. Between steps the users wait. They never
 fire Locust's request events: Locust's statistics stay empty, our histograms are the figures.
 
@@ -54,6 +55,13 @@ class WorkerState:
         self.sizer = Sizer(DEFAULT_CAP)
         #: The running step's next slot no user has taken yet.
         self.taken = 0
+        #: Held by a user while it logs in: the users of a worker log in one after another
+        #: (threading's lock is gevent's under Locust's monkey-patching). Eight logins at once
+        #: held a real ICAT 6.2.0's every request thread (Payara's five, each waiting for the
+        #: authenticator it asks over HTTP on the same threads) for 30 s (2026-11-26).
+        self.login_lock = threading.Lock()
+        #: Users whose login made a session (a failed one is left to the user's first call).
+        self.sessions = 0
 
 
 class SwarmUser(User):
@@ -83,13 +91,14 @@ class SwarmUser(User):
             with contextlib.suppress(Exception):  # a failure to close changes nothing measured
                 catalogue.close()
 
-    def _log_in(self, factory: ClientFactory) -> None:
-        """Once, when made active: the session before the first slot, untimed. A failure is
-        left to the first call, which tries again and counts it (no retry loop on a server
-        that refuses)."""
+    def _log_in(self, state: WorkerState, factory: ClientFactory) -> None:
+        """Once, when made active: the session before the first slot, untimed, one user of
+        the worker at a time. A failure is left to the first call, which tries again and
+        counts it (no retry loop on a server that refuses)."""
         self.logged_in = True
-        with contextlib.suppress(Exception):
+        with state.login_lock, contextlib.suppress(Exception):
             self.catalogue = factory()
+            state.sessions += 1
 
     @task
     def take_slot(self) -> None:
@@ -102,7 +111,7 @@ class SwarmUser(User):
             sizer.grown.wait(IDLE_WAIT_S)  # not (yet) one of the users that take slots
             return
         if not self.logged_in:
-            self._log_in(state.factory)
+            self._log_in(state, state.factory)
             sizer.ready += 1
             return
         step = state.step

@@ -231,7 +231,7 @@ def _ready(data: Any) -> None:
 
 def _step_done(data: Any) -> None:
     report = messages.StepReport.from_wire(data)
-    if report.index < 0 or report.users < 0:
+    if report.index < messages.WARMUP_INDEX or report.users < 0:  # -1: the warm-up's
         raise ValueError("a negative step or user count")
 
 
@@ -249,6 +249,18 @@ def _setup(data: Any) -> None:
         _fail("users: not at least 1")
 
 
+def _warm(data: Any) -> None:
+    _fields(data, {"rate": _number})
+    if data["rate"] <= 0:
+        _fail("rate: not positive")
+
+
+def _warm_done(data: Any) -> None:
+    _fields(data, {"users": _int, "clients": _int, "min_s": _number})
+    if data["users"] < 0 or data["clients"] < 0 or data["min_s"] < 0:
+        _fail("a negative count or time")
+
+
 def _step(data: Any) -> None:
     order = messages.StepOrder.from_wire(data)
     if order.rate <= 0 or order.duration_s <= 0 or order.warmup_s < 0 or order.lead_s < 0:
@@ -259,11 +271,13 @@ SV7_FROM_WORKER: dict[str, Check] = {
     messages.READY: _ready,
     messages.CREATED: _created,
     messages.STEP_DONE: _parsed(_step_done),
+    messages.WARM_DONE: _warm_done,
 }
 SV7_FROM_MASTER: dict[str, Check] = {
     messages.SETUP: _setup,
     messages.STEP: _parsed(_step),
     messages.HALT: _none,
+    messages.WARM: _warm,
 }
 
 FROM_WORKER = {**LOCUST_FROM_WORKER, **SV7_FROM_WORKER}

@@ -8,6 +8,11 @@ has ended (schedule over, answers drained) the worker summarises it exactly as `
 sweep does and sends the result to the master. What it creates is sent to the master as it goes
 (every :data:`CREATED_EVERY_S`), for the run's journal.
 
+Before the first step the master has each worker in turn log in the users its share of the
+first rate needs (``sv7-warm``: one after another, as ``sv7 run``'s sweep does), then runs the
+first rate's schedule as a warm-up step that no figure counts (:data:`WARMUP_INDEX`): the first
+step does not carry the connections, logins and the catalogue's cold caches.
+
 How many users take slots is the worker's own choice, per step (:mod:`igestbench.swarm.sizing`:
 Little's law from its share of the rate and the latency it saw, more while slots wait, up to the
 master's ``--users``); each step's report says how many it used and whether the cap bounded it.
@@ -60,6 +65,8 @@ from igestbench.swarm.messages import (
     SETUP,
     STEP,
     STEP_DONE,
+    WARM,
+    WARM_DONE,
     StepOrder,
     StepReport,
 )
@@ -72,6 +79,8 @@ from igestbench.workloads import Journal
 __all__ = ["run_worker", "spawn_workers"]
 
 CREATED_EVERY_S = 0.5
+#: Seconds the warm-up's logins may take before the worker answers with the sessions it has.
+LOGIN_WAIT_S = 60.0
 #: A call sent later than this after its slot counts as late (as in sv7 run's sweep).
 TOLERANCE_NS = 10_000_000
 
@@ -138,6 +147,22 @@ class _Worker:
             answer.update(ok=False, error=redaction.scrub(str(exc)) or type(exc).__name__)
         self.setup = "" if answer["ok"] else f"could not set up: {answer['error']}"
         self.runner.send_message(READY, answer)
+
+    def on_warm(self, environment: Environment, msg: Any, **_: Any) -> None:
+        gevent.spawn(self._log_in_users, float(msg.data["rate"]))
+
+    def _log_in_users(self, rate: float) -> None:
+        """Before the first step: the users this worker's share of its rate needs made active,
+        each logged in (one after another: users.py), so that the first step's schedule does
+        not wait for them; then the master hears how many sessions this worker holds and how
+        long its warm-up schedule must run for every user to have a call."""
+        state, sizer = self.state, self.state.sizer
+        users = sizer.start_step(rate)
+        deadline = time.monotonic() + LOGIN_WAIT_S
+        while sizer.ready < users and time.monotonic() < deadline and not self.leaving:
+            gevent.sleep(0.01)
+        self.runner.send_message(WARM_DONE, {"users": users, "clients": state.sessions,
+                                             "min_s": (users + len(state.ops)) / rate})
 
     def on_step(self, environment: Environment, msg: Any, **_: Any) -> None:
         gevent.spawn(self._run_step, StepOrder.from_wire(msg.data))
@@ -260,6 +285,7 @@ def run_worker(run: RunConfig, swarm: SwarmConfig) -> int:
         runner = env.create_worker_runner(master_host=host, master_port=port)
         worker = _Worker(run, runner, state)
         runner.register_message(SETUP, worker.on_setup)
+        runner.register_message(WARM, worker.on_warm)
         runner.register_message(STEP, worker.on_step)
         runner.register_message(HALT, worker.on_halt)
         print(f"sv7 swarm: worker {runner.client_id} joined", flush=True)
