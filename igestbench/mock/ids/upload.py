@@ -20,6 +20,7 @@ from typing import BinaryIO
 import multipart
 
 from igestbench.crc import crc32
+from igestbench.mock.ids.writeback import Writeback
 
 #: The largest form field (sessionId, name, description …) of a POST put.
 MAX_FIELD = 64 * 1024
@@ -46,7 +47,8 @@ class Upload:
 
 
 class _FileWriter:
-    """Bytes to a file with their count and CRC-32; opened at the first byte, synced at the end."""
+    """Bytes to a file with their count and CRC-32; opened at the first byte, synced at the end
+    (a durable one is written to disk as it arrives: :mod:`~igestbench.mock.ids.writeback`)."""
 
     def __init__(self, path: Path, durable: bool) -> None:
         self.path = path
@@ -54,6 +56,7 @@ class _FileWriter:
         self.size = 0
         self.crc = 0
         self._file: BinaryIO | None = None
+        self._writeback = Writeback()
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if self._file is None:
@@ -61,6 +64,9 @@ class _FileWriter:
         self._file.write(data)
         self.crc = crc32(data, self.crc)
         self.size += len(data)
+        if self.durable and self._writeback.wrote(len(data)):
+            self._file.flush()
+            self._writeback.start(self._file.fileno())
 
     def close(self) -> None:
         if self._file is None:
