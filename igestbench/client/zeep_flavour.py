@@ -48,20 +48,57 @@ from igestbench.icat.query import Query
 from igestbench.icat.schema import DEFAULT_PROFILE, Profile, RelType, get_profile
 from igestbench.icat.soapxml import ICAT_NS, encode_bean, escape
 
-#: How long a cached WSDL/XSD is trusted. Requests are built from it but answers are decoded
-#: with our model, so a stale copy after a server upgrade can only miss new operations.
+#: How long a cached WSDL/XSD is trusted; and only for the ICAT version it was stored for
+#: (:class:`WsdlCache`): requests are built from its types, which change with the version.
 WSDL_CACHE_SECONDS = 24 * 3600
 _BINDING = f"{{{ICAT_NS}}}ICATPortBinding"
 #: What zeep raises when the WSDL it got is not one it can use (HTML page, other service …).
 _NOT_ICAT = (zeep.exceptions.Error, etree.XMLSyntaxError, ValueError, LookupError)
 
 
-def wsdl_cache(config: ClientConfig) -> zeep.cache.SqliteCache:
+class WsdlCache(zeep.cache.SqliteCache):
+    """zeep's on-disk cache, which also knows what it answered from disk and for which ICAT
+    version each WSDL was stored.
+
+    A URL does not name one WSDL for ever: a facility upgrades its ICAT (4.x → 6.x adds
+    Investigation.fileCount and more) and a port serves another catalogue later. A bean built
+    from a stale WSDL's types then fails (zeep refuses the new fields), so a WSDL read from disk
+    is used only for the version it was stored for.
+    """
+
+    _VERSION = "#igestbench-icat-version"
+
+    def __init__(self, path: str, timeout: int) -> None:
+        super().__init__(path=path, timeout=timeout)  # type: ignore[no-untyped-call]
+        #: the URLs this instance answered from disk
+        self.hits: list[str] = []
+
+    def get(self, url: str) -> bytes | None:
+        content: bytes | None = super().get(url)  # type: ignore[no-untyped-call]
+        if content is not None:
+            self.hits.append(url)
+        return content
+
+    def stored_version(self, wsdl_url: str) -> str | None:
+        marker: bytes | None = super().get(wsdl_url + self._VERSION)  # type: ignore[no-untyped-call]
+        return marker.decode("utf-8") if marker is not None else None
+
+    def store_version(self, wsdl_url: str, version: str) -> None:
+        self.add(wsdl_url + self._VERSION, version.encode("utf-8"))  # type: ignore[no-untyped-call]
+
+    def forget_hits(self) -> None:
+        """Drop what this instance answered from disk, so that the next load asks the server."""
+        with self.db_connection() as conn:
+            conn.executemany("DELETE FROM request WHERE url = ?", [(u,) for u in self.hits])
+            conn.commit()
+        self.hits.clear()
+
+
+def wsdl_cache(config: ClientConfig) -> WsdlCache:
     """zeep's on-disk WSDL cache in ``config.cache_dir`` or the user's cache directory."""
     directory = config.cache_dir or Path(platformdirs.user_cache_dir("igestbench"))
     directory.mkdir(parents=True, exist_ok=True)
-    path = str(directory / "zeep-wsdl.sqlite")
-    return zeep.cache.SqliteCache(path=path, timeout=WSDL_CACHE_SECONDS)  # type: ignore[no-untyped-call]
+    return WsdlCache(str(directory / "zeep-wsdl.sqlite"), WSDL_CACHE_SECONDS)
 
 
 class ZeepCatalogue:
@@ -79,18 +116,25 @@ class ZeepCatalogue:
         # zeep ships py.typed but leaves these untyped, hence the ignores below.
         self._types: dict[str, tuple[Any, tuple[str, ...]]] = {}
         try:
-            self._client, self._service = self._load_wsdl(config)
+            cache = wsdl_cache(config)
+            self._client, self._service = self._load_wsdl(config, cache)
             self._api_version: str = self._call("getApiVersion")
+            wsdl_url = self._endpoint.wsdl_url
+            if cache.hits and cache.stored_version(wsdl_url) != self._api_version:
+                # read from disk, but stored for another server at this URL: ask this one
+                cache.forget_hits()
+                self._client, self._service = self._load_wsdl(config, cache)
+            cache.store_version(wsdl_url, self._api_version)
         except BaseException:
             self._session.close()  # a failed connect must not leave sockets behind
             raise
         self._profile = profile_for_version(self._api_version)
 
-    def _load_wsdl(self, config: ClientConfig) -> tuple[zeep.Client, Any]:
+    def _load_wsdl(self, config: ClientConfig, cache: WsdlCache) -> tuple[zeep.Client, Any]:
         """The zeep client (WSDL from the cache or the server) and its service proxy."""
         # zeep ships py.typed but leaves these untyped, hence the ignores below.
         transport = zeep.Transport(  # type: ignore[no-untyped-call]
-            cache=wsdl_cache(config),
+            cache=cache,
             timeout=timeouts(config),
             operation_timeout=timeouts(config),
             session=self._session,
