@@ -22,6 +22,7 @@ import logging
 import signal
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -333,11 +334,7 @@ class Master:
         # real ICAT (Payara's request threads all waiting on the authenticator) for 30 s
         for worker in self.workers:
             runner.send_message(SETUP, setup, client_id=worker)
-            deadline = time.monotonic() + SETUP_WAIT_S
-            while worker not in inbox.ready and time.monotonic() < deadline:
-                if self._gone(runner, worker) is not None:
-                    break
-                self._sleep(POLL_S)
+            self._answer_of(runner, worker, inbox.ready, "no answer to the setup")
         for worker in self.workers:
             answer = inbox.ready.get(worker, {"ok": False, "error": "no answer to the setup"})
             if not answer.get("ok"):
@@ -360,6 +357,20 @@ class Master:
         while runner.state != STATE_RUNNING and time.monotonic() < deadline:
             self._sleep(POLL_S)
 
+    def _answer_of(self, runner: MasterRunner, worker: str, answers: Mapping[str, Any],
+                   unanswered: str) -> str | None:  # fmt: skip
+        """Wait (up to :data:`SETUP_WAIT_S`) for ``worker``'s answer to land in ``answers``:
+        None once it did, else why not (it left, or ``unanswered``). The workers are asked one
+        after another with this: each logs in, and logins at once can hold a real ICAT."""
+        deadline = time.monotonic() + SETUP_WAIT_S
+        while worker not in answers:
+            why = self._gone(runner, worker) or (
+                unanswered if time.monotonic() > deadline else None)  # fmt: skip
+            if why is not None:
+                return why
+            self._sleep(POLL_S)
+        return None
+
     def _gone(self, runner: MasterRunner, worker: str) -> str | None:
         node = runner.clients.get(worker)
         if node is None:
@@ -378,16 +389,11 @@ class Master:
         share = rate / len(live)
         for worker in live:
             runner.send_message(WARM, {"rate": share}, client_id=worker)
-            deadline = time.monotonic() + SETUP_WAIT_S
-            while worker not in inbox.warm:
-                why = self._gone(runner, worker) or (
-                    "no answer to the warm-up's logins" if time.monotonic() > deadline else None)
-                if why is not None:
-                    self.lost[worker] = {"worker": worker, "when": "warm-up", "rate": rate,
-                                         "host": inbox.ready.get(worker, {}).get("host"),
-                                         "reason": why}  # fmt: skip
-                    break
-                self._sleep(POLL_S)
+            why = self._answer_of(runner, worker, inbox.warm, "no answer to the warm-up's logins")
+            if why is not None:
+                self.lost[worker] = {"worker": worker, "when": "warm-up", "rate": rate,
+                                     "host": inbox.ready.get(worker, {}).get("host"),
+                                     "reason": why}  # fmt: skip
         answers = [inbox.warm[w] for w in live if w in inbox.warm and w not in self.lost]
         seconds = max([self.config.warmup, *(float(a["min_s"]) for a in answers)])
         reported = self._step(runner, inbox, WARMUP_INDEX, rate, seconds, 0.0,
