@@ -38,15 +38,20 @@ from igestbench.mock.store import AUTHZ_ENTITIES, Store, _stamp_text, now
 from igestbench.mock.tables import quote, table, to_sql
 from igestbench.mock.values import (
     DEFAULT,
+    OTHER,
     REFUSE,
+    TEXT,
+    WHOLE,
     attribute_plan,
     check_applicable,
     check_value,
     ones_plan,
+    value_check,
 )
 
-#: How one child element of a bean is read (codes of :data:`_Columns`).
-_TEXT, _WHOLE, _OTHER, _REF = range(4)
+#: How one child element of a bean is read (codes of :data:`_Columns`): an attribute as
+#: values.value_check says, or a reference.
+_TEXT, _WHOLE, _OTHER, _REF = TEXT, WHOLE, OTHER, OTHER + 1
 
 #: Per child element name: its index in the row, how it is read, its field, a string's limit.
 _Columns = dict[str, tuple[int, int, Field, int]]
@@ -67,12 +72,8 @@ class _Plan:
         for f, when_absent, default in attribute_plan(entity):
             index = len(names)
             names.append(f.name)
-            if f.type == "String":
-                self.columns[f.name] = (index, _TEXT, f, f.string_length or 255)
-            elif f.type in ("Long", "Integer"):
-                self.columns[f.name] = (index, _WHOLE, f, 0)
-            else:
-                self.columns[f.name] = (index, _OTHER, f, 0)
+            how, limit = value_check(f)
+            self.columns[f.name] = (index, how, f, limit)
             if when_absent == DEFAULT:
                 self.defaults.append((index, to_sql(f, default)))
             elif when_absent == REFUSE:

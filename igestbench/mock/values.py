@@ -13,7 +13,7 @@ from typing import Any
 
 from igestbench.icat.beans import Bean
 from igestbench.icat.faults import IcatBadParameter, IcatValidation
-from igestbench.icat.schema import ENUMERATIONS, Entity, Field, RelType
+from igestbench.icat.schema import DEFAULT_STRING_LENGTH, ENUMERATIONS, Entity, Field, RelType
 from igestbench.mock.tables import column_name, to_sql
 
 #: What an absent attribute gets (see attribute_plan): nothing, its default, or a VALIDATION fault.
@@ -44,8 +44,8 @@ def _plans(entity: Entity) -> tuple[_AttributePlan, _OnesPlan]:
     return known[1], known[2]
 
 
-#: How a present attribute value is checked and written (see present_plan).
-_TEXT, _WHOLE, _OTHER = range(3)
+#: How a present attribute value is checked and written (see value_check).
+TEXT, WHOLE, OTHER = range(3)
 #: Per entity: each attribute by name with its check, and the attributes an absent value
 #: does not simply skip (their default, or a refusal).
 _PresentPlan = tuple[dict[str, tuple[Field, int, int]], tuple[tuple[Field, int, Any], ...]]
@@ -57,17 +57,21 @@ def present_plan(entity: Entity) -> _PresentPlan:
     the attributes that need a look when absent, as in :func:`attribute_plan`."""
     known = _PRESENT.get(id(entity))
     if known is None or known[0] is not entity:
-        by_name: dict[str, tuple[Field, int, int]] = {}
-        for f, _, _ in attribute_plan(entity):
-            if f.type == "String":
-                by_name[f.name] = (f, _TEXT, f.string_length or 255)
-            elif f.type in ("Long", "Integer") and f.type not in ENUMERATIONS:
-                by_name[f.name] = (f, _WHOLE, 0)
-            else:
-                by_name[f.name] = (f, _OTHER, 0)
+        by_name = {f.name: (f, *value_check(f)) for f, _, _ in attribute_plan(entity)}
         needed = tuple(p for p in attribute_plan(entity) if p[1] != SKIP)
         known = _PRESENT[id(entity)] = (entity, (by_name, needed))
     return known[1]
+
+
+def value_check(f: Field) -> tuple[int, int]:
+    """How a present value of the attribute ``f`` is checked: (TEXT, its longest length) for
+    a string, (WHOLE, 0) for a Java long or int, (OTHER, 0) for the rest (by
+    :func:`check_value`, then written by ``tables.to_sql``)."""
+    if f.type == "String":
+        return TEXT, f.string_length or DEFAULT_STRING_LENGTH
+    if f.type in ("Long", "Integer"):
+        return WHOLE, 0
+    return OTHER, 0
 
 
 def present_values(
@@ -90,10 +94,10 @@ def present_values(
         if plan is None or value is None:
             continue  # a relation, or absent (judged below)
         f, how, limit = plan
-        if how == _TEXT:
+        if how == TEXT:
             if value.__class__ is not str or len(value) > limit or _NOT_XML.search(value):
                 return False
-        elif how == _WHOLE:
+        elif how == WHOLE:
             if value.__class__ is not int or not -(2**63) <= value < 2**63:
                 return False
         else:
