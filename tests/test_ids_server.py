@@ -8,6 +8,7 @@ prepared ids across a restart, and that nothing is left behind by a refused or b
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -420,3 +421,161 @@ def test_a_large_body_read_past_the_parser_is_stored_whole_and_a_cut_one_not(ids
         time.sleep(0.05)
     assert list(storage.incoming.iterdir()) == []
     assert ids.search(root, "SELECT df.name FROM Datafile df") == ["big.nxs"]
+
+
+def _raw_put(sock: socket.socket, query: str, size: int) -> None:
+    sock.sendall(f"PUT /ids/put?{query} HTTP/1.1\r\nHost: x\r\nContent-Length: {size}\r\n"
+                 "Content-Type: application/octet-stream\r\n\r\n".encode())  # fmt: skip
+
+
+def test_a_plain_put_body_is_read_from_the_socket_by_its_writer_thread(
+    ids: Ids, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On plain TCP the rest of a put's body is read from the socket by the thread that writes
+    it (ThreadSink.take_socket), not by the event loop (http_direct.py): one thread, no
+    hand-over per chunk. Every byte is stored, in order, with its CRC-32; a keep-alive
+    connection goes on with the next request; the transport was paused meanwhile."""
+    import igestbench.mock.http as http
+
+    made: list[object] = []
+    real = http.DirectBody
+    monkeypatch.setattr(http, "DirectBody", lambda *a, **k: made.append(real(*a, **k)))
+    root = ids.login()
+    ds, fmt = ids.dataset(root)
+    data = os.urandom(3 * 1024 * 1024 + 5)
+    host, port = ids.cat.url.split("//")[1].rsplit(":", 1)
+    query = f"sessionId={root}&name=sock.nxs&datasetId={ds}&datafileFormatId={fmt}"
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        _raw_put(sock, query, len(data))
+        time.sleep(0.05)  # the headers alone: the body is read past the parser
+        for start in range(0, len(data), 300_007):
+            sock.sendall(data[start : start + 300_007])
+        sock.sendall(b"GET /ids/ping HTTP/1.1\r\nHost: x\r\n\r\n")
+        head, body, rest = _answer(sock, b"")
+        assert head.startswith(b"HTTP/1.1 201 "), head + body
+        stored = json.loads(body)
+        head, body, _ = _answer(sock, rest)
+        assert head.startswith(b"HTTP/1.1 200 ") and body == b"IdsOK"
+    assert made == []  # the event loop never read the body
+    assert stored["size"] == len(data) and stored["checksum"] == zlib.crc32(data)
+    assert ids.get("getData", sessionId=root, datafileIds=stored["id"]).content == data
+
+
+def test_a_failed_write_mid_body_answers_an_ids_error_and_keeps_the_connection(
+    ids: Ids, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A disk that fills in the middle of a body read from the socket: the rest is still read
+    (the connection stays in step), the answer is ids.server's InternalException, nothing is
+    left in the storage and the next request on the connection is answered."""
+    import errno
+
+    from igestbench.mock.ids import upload
+
+    real_write = upload._FileWriter.write
+
+    def full_disk(self: Any, data: Any) -> None:
+        if self.size >= 2 * 1024 * 1024:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_write(self, data)
+
+    monkeypatch.setattr(upload._FileWriter, "write", full_disk)
+    root = ids.login()
+    ds, fmt = ids.dataset(root)
+    size = 6 * 1024 * 1024
+    host, port = ids.cat.url.split("//")[1].rsplit(":", 1)
+    query = f"sessionId={root}&name=full.nxs&datasetId={ds}&datafileFormatId={fmt}"
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        _raw_put(sock, query, size)
+        time.sleep(0.05)
+        sock.sendall(b"z" * size + b"GET /ids/ping HTTP/1.1\r\nHost: x\r\n\r\n")
+        head, body, rest = _answer(sock, b"")
+        assert head.startswith(b"HTTP/1.1 500 "), head + body
+        assert json.loads(body)["code"] == "InternalException"
+        assert "No space left on device" in json.loads(body)["message"]
+        head, body, _ = _answer(sock, rest)
+        assert head.startswith(b"HTTP/1.1 200 ") and body == b"IdsOK"
+    storage = ids.cat.ids.storage  # type: ignore[union-attr]
+    assert list(storage.incoming.iterdir()) == [] and storage.files() == []
+    assert ids.search(root, "SELECT df.name FROM Datafile df") == []
+
+
+def test_a_client_silent_mid_body_is_dropped_after_the_idle_time(tmp_path: Path) -> None:
+    """While a writer thread reads the socket the event loop's idle timer is off; the socket's
+    own timeout does its work: a client that stops sending is dropped, nothing kept."""
+    with LocalCatalogue(ServeConfig(idle_timeout_s=0.5, ids_storage=str(tmp_path))) as cat:
+        ids = Ids(cat)
+        root = ids.login()
+        ds, fmt = ids.dataset(root)
+        host, port = cat.url.split("//")[1].rsplit(":", 1)
+        query = f"sessionId={root}&name=silent&datasetId={ds}&datafileFormatId={fmt}"
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            _raw_put(sock, query, 10_000_000)
+            time.sleep(0.05)
+            sock.sendall(b"s" * 1_500_000)
+            start = time.monotonic()
+            assert sock.recv(100) == b""  # closed by the server, no answer
+            assert time.monotonic() - start < 8
+        storage = cat.ids.storage  # type: ignore[union-attr]
+        deadline = time.monotonic() + 5
+        while list(storage.incoming.iterdir()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list(storage.incoming.iterdir()) == [] and storage.files() == []
+
+
+def test_a_stop_while_a_thread_reads_a_body_is_prompt_and_keeps_nothing(tmp_path: Path) -> None:
+    """Stopping the server while a writer thread waits on a body's socket: the thread is woken
+    (its socket shut down), the partial file removed, the stop does not wait for the client."""
+    cat = LocalCatalogue(ServeConfig(ids_storage=str(tmp_path)))
+    cat.__enter__()
+    try:
+        ids = Ids(cat)
+        root = ids.login()
+        ds, fmt = ids.dataset(root)
+        host, port = cat.url.split("//")[1].rsplit(":", 1)
+        query = f"sessionId={root}&name=stopped&datasetId={ds}&datafileFormatId={fmt}"
+        sock = socket.create_connection((host, int(port)), timeout=10)
+        _raw_put(sock, query, 10_000_000)
+        time.sleep(0.05)
+        sock.sendall(b"t" * 1_500_000)
+        time.sleep(0.3)
+        storage = cat.ids.storage  # type: ignore[union-attr]
+        assert list(storage.incoming.iterdir())  # the upload is under way
+    finally:
+        start = time.monotonic()
+        cat.__exit__(None, None, None)
+        stopped = time.monotonic() - start
+    try:
+        deadline = time.monotonic() + 5
+        while list((tmp_path / "cache" / "incoming").iterdir()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list((tmp_path / "cache" / "incoming").iterdir()) == []
+        assert stopped < 10
+    finally:
+        sock.close()
+
+
+def test_a_put_over_tls_is_read_by_the_event_loop_and_stored_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Over TLS the socket carries ciphertext: the body is read through the transport as before
+    (http_direct.py), never from the socket by the writer thread."""
+    import igestbench.mock.http as http
+
+    made: list[object] = []
+    real = http.DirectBody
+    monkeypatch.setattr(http, "DirectBody", lambda *a, **k: made.append(real(*a, **k)))
+    with LocalCatalogue(ServeConfig(tls="ca")) as cat:
+        assert cat.tls is not None
+        for name in ("post", "put", "get"):
+            call = getattr(requests, name)
+            monkeypatch.setattr(requests, name, functools.partial(call, verify=str(cat.tls.ca)))
+        ids = Ids(cat)
+        root = ids.login()
+        ds, fmt = ids.dataset(root)
+        data = os.urandom(2 * 1024 * 1024 + 3)
+        answer = ids.put(root, ds, fmt, data)
+        assert answer.status_code == 201, answer.text
+        assert answer.json()["checksum"] == zlib.crc32(data)
+        got = ids.get("getData", sessionId=root, datafileIds=answer.json()["id"])
+        assert got.content == data
+    assert len(made) == 1

@@ -17,9 +17,11 @@ the handler's ``body_sink(method, path, headers)`` may claim a request once its 
 and its body then streams to that :class:`BodySink` (to disk, in a thread) with flow control —
 reading stops while the sink is behind — outside the limits above, which stay for everything
 else; once its length is known, the rest of it is read straight into the sink's buffers, past
-httptools (:mod:`igestbench.mock.http_direct`). An answer may likewise be a :class:`BodyStream`
-(a file, a zip being written) sent as it is produced, honouring the transport's
-``pause_writing`` (see :mod:`igestbench.mock.http_stream`).
+httptools (:mod:`igestbench.mock.http_direct`) — or, on plain TCP and where the sink can
+(``take_socket``), by the sink's own thread from the socket itself, the transport paused
+meanwhile (:meth:`~igestbench.mock.http_stream.ThreadSink.take_socket`). An answer may
+likewise be a :class:`BodyStream` (a file, a zip being written) sent as it is produced,
+honouring the transport's ``pause_writing`` (see :mod:`igestbench.mock.http_stream`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import logging
+import socket
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -191,6 +194,7 @@ class HttpProtocol(asyncio.Protocol):
         #: What the parser said of a request whose body is read past it (method, keep-alive).
         self._direct_request: tuple[str, bool] | None = None
         self._writable: asyncio.Event | None = None  # cleared while the transport is full
+        self._socket_body = False  # a sink's thread reads the socket: the transport stays paused
 
     # --- asyncio.Protocol ----------------------------------------------------------------
 
@@ -254,7 +258,42 @@ class HttpProtocol(asyncio.Protocol):
         ):
             # the rest of this body needs no parsing: read it straight into the sink's buffers
             self._direct_request = (self._method(), self.parser.should_keep_alive())
-            DirectBody(self, self.transport, self._sink, self._length - self._size)
+            if not self._hand_socket(self._length - self._size):
+                DirectBody(self, self.transport, self._sink, self._length - self._size)
+
+    def _hand_socket(self, left: int) -> bool:
+        """The sink's thread reads the body's last ``left`` bytes from the socket; False where
+        it cannot (TLS, no socket, a sink without ``take_socket``)."""
+        assert self.transport is not None
+        take = getattr(self._sink, "take_socket", None)
+        raw = self.transport.get_extra_info("socket")
+        if take is None or raw is None or self.transport.get_extra_info("sslcontext") is not None:
+            return False
+        try:
+            sock = socket.fromfd(raw.fileno(), raw.family, raw.type)  # a duplicate: ours to close
+        except OSError:  # pragma: no cover - out of file descriptors
+            return False
+        sock.settimeout(self.idle_timeout)  # the idle limit, while the loop does not see the bytes
+        self.transport.pause_reading()
+        self._socket_body = True
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+        take(sock, left, self._socket_body_done)
+        return True
+
+    def _socket_body_done(self, size: int, error: BaseException | None) -> None:
+        """The sink's thread has read the body (or failed to: the connection is dropped)."""
+        self._socket_body = False
+        if self.closing or self.transport is None:
+            return
+        if error is not None:
+            self.transport.abort()  # connection_lost follows: the sink is aborted, nothing kept
+            return
+        self._size += size
+        self._arm_idle()
+        self.transport.resume_reading()
+        self.direct_body_done()
 
     def direct_body_read(self, size: int) -> None:
         self._size += size
@@ -348,7 +387,7 @@ class HttpProtocol(asyncio.Protocol):
             self._sink = None
 
     def _resume_reading(self) -> None:
-        if self.transport is not None and not self.closing:
+        if self.transport is not None and not self.closing and not self._socket_body:
             self.transport.resume_reading()
 
     def _refuse(self, status: int) -> None:

@@ -8,7 +8,10 @@ hold more than a few MiB:
   a :class:`Consumer` (which writes them to a file, parses a multipart form …). When more
   than ``high_water`` bytes wait, ``feed`` says so and the HTTP layer stops reading the
   socket until the thread has caught up (``on_drain``): a client faster than the disk is
-  slowed by TCP, not buffered.
+  slowed by TCP, not buffered. Once the rest of a body of known length needs no parsing, the
+  HTTP layer may hand the connection's socket itself to the sink (:meth:`~ThreadSink.take_socket`,
+  plain TCP only): the same thread then reads the body from the socket into one buffer and
+  writes it — no hand-over between threads per chunk, nor a second thread's wake-ups.
 * :class:`ThreadStream` — an answer produced in a thread (a file read in blocks, a zip being
   written) that the event loop sends as it comes. The producer blocks once ``max_chunks``
   chunks wait; the loop takes them as the socket accepts them (the HTTP layer honours
@@ -24,7 +27,9 @@ from __future__ import annotations
 import asyncio
 import collections
 import concurrent.futures
+import contextlib
 import logging
+import socket
 import threading
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -36,6 +41,11 @@ log = logging.getLogger(__name__)
 SINK_HIGH_WATER = 8 * 1024 * 1024
 #: Reading resumes once the writer thread has brought the backlog below this.
 SINK_LOW_WATER = 2 * 1024 * 1024
+#: The buffer a sink reads its socket into (:meth:`ThreadSink.take_socket`): one write, one CRC.
+SOCKET_BUFFER = 1024 * 1024
+
+#: ``on_done(nbytes, error)`` of :meth:`ThreadSink.take_socket`, called on the event loop.
+SocketDone = Callable[[int, "BaseException | None"], None]
 
 
 class Consumer(Protocol):
@@ -83,6 +93,8 @@ class ThreadSink:
         self._paused = False
         self._ended = False
         self._aborted = False
+        #: (socket, bytes to read from it, callback) once the HTTP layer handed the socket over
+        self._socket: tuple[socket.socket, int, SocketDone] | None = None
         executor.submit(self._run)
 
     # --- event loop side -----------------------------------------------------------------
@@ -104,12 +116,26 @@ class ThreadSink:
             self._ended = True
             self._cond.notify()
 
+    def take_socket(self, sock: socket.socket, left: int, on_done: SocketDone) -> None:
+        """Read the body's last ``left`` bytes from ``sock`` (a blocking duplicate of the
+        connection's socket, with a timeout; the transport stops reading meanwhile) in the
+        sink's thread, after the chunks fed before; ``on_done(nbytes, error)`` follows on the
+        event loop — ``error`` set (the client went, the timeout passed), the body is aborted.
+        The sink owns ``sock`` from now on."""
+        with self._cond:
+            self.on_drain = None  # the transport stays paused until on_done
+            self._socket = (sock, left, on_done)
+            self._cond.notify()
+
     def abort(self) -> None:
         """The body will not be complete: the consumer undoes what it did."""
         with self._cond:
             self._aborted = True
             self._chunks.clear()
             self._waiting = 0
+            if self._socket is not None:  # wake a thread waiting in recv
+                with contextlib.suppress(OSError):
+                    self._socket[0].shutdown(socket.SHUT_RDWR)
             self._cond.notify()
 
     # --- worker thread side --------------------------------------------------------------
@@ -119,13 +145,17 @@ class ThreadSink:
         try:
             while True:
                 with self._cond:
-                    while not self._chunks and not self._ended and not self._aborted:
+                    while not (self._chunks or self._ended or self._aborted or self._socket):
                         self._cond.wait()
                     if self._aborted:
                         break
                     chunks = list(self._chunks)
                     self._chunks.clear()
                     ended = self._ended
+                    from_socket = self._socket is not None and not chunks
+                if from_socket:
+                    failure = self._read_socket(failure)
+                    continue
                 if failure is None:
                     try:
                         for chunk in chunks:
@@ -153,6 +183,45 @@ class ThreadSink:
                 self.done.set_result(self.consumer.close())
             except Exception as exc:
                 self.done.set_exception(exc)
+
+    def _read_socket(self, failure: BaseException | None) -> BaseException | None:
+        """The body's rest from the socket to the consumer (see :meth:`take_socket`); the
+        consumer's failure, if any (its bytes are still read, as from the event loop)."""
+        assert self._socket is not None
+        sock, left, on_done = self._socket
+        size = max(1, min(SOCKET_BUFFER, left))
+        buffer = bytearray(size)
+        view = memoryview(buffer)
+        read = 0
+        error: BaseException | None = None
+        try:
+            while left:
+                filled = 0
+                want = min(size, left)
+                while filled < want:
+                    n = sock.recv_into(view[filled:want])
+                    if not n:
+                        raise ConnectionResetError("the client closed the connection mid-body")
+                    filled += n
+                left -= filled
+                read += filled
+                self.received += filled
+                if failure is None:
+                    try:
+                        self.consumer.write(buffer if filled == size else bytes(view[:filled]))
+                    except Exception as exc:  # a full disk …: keep reading, answer at the end
+                        failure = exc
+        except OSError as exc:  # the client went, the timeout passed, abort() shut it down
+            error = exc
+        finally:
+            view.release()
+            with self._cond:
+                self._socket = None
+                sock.close()
+                if error is not None:
+                    self._aborted = True
+        self.loop.call_soon_threadsafe(on_done, read, error)
+        return failure
 
     def _drained(self, n: int) -> None:
         with self._cond:
