@@ -579,3 +579,69 @@ def test_a_put_over_tls_is_read_by_the_event_loop_and_stored_whole(
         got = ids.get("getData", sessionId=root, datafileIds=answer.json()["id"])
         assert got.content == data
     assert len(made) == 1
+
+
+def test_getdata_of_one_file_goes_by_sendfile_with_ranges_and_chunks(
+    ids: Ids, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One unzipped file goes from the file to the socket (sendfile: FileAnswer.send), never
+    through a buffer of the server: with its Content-Length, from a Range's offset (206), as
+    one chunk where ids.server gives no length (a preparedId), empty files alike; the
+    connection then answers the next request, and the file's lock is released (delete)."""
+    from igestbench.mock.ids import transfer
+
+    def no_buffered_read(self: Any, emit: Any) -> None:
+        raise AssertionError("read through the server's buffers")
+
+    monkeypatch.setattr(transfer.FileAnswer, "__call__", no_buffered_read)
+    root = ids.login()
+    ds, fmt = ids.dataset(root)
+    data = os.urandom(3 * 1024 * 1024 + 11)
+    df = ids.put(root, ds, fmt, data, name="big.nxs").json()["id"]
+    empty = ids.put(root, ds, fmt, b"", name="empty.nxs").json()["id"]
+    with requests.Session() as session:  # one keep-alive connection for all
+        got = session.get(ids.base + "getData", params={"sessionId": root, "datafileIds": df},
+                          timeout=30)  # fmt: skip
+        assert got.status_code == 200 and got.content == data
+        assert got.headers["Content-Length"] == str(len(data))
+        part = session.get(ids.base + "getData", params={"sessionId": root, "datafileIds": df},
+                           headers={"Range": "bytes=1000000-"}, timeout=30)  # fmt: skip
+        assert part.status_code == 206 and part.content == data[1_000_000:]
+        prepared = session.post(ids.base + "prepareData", timeout=10,
+                                data={"sessionId": root, "datafileIds": df}).text  # fmt: skip
+        chunked = session.get(ids.base + "getData", params={"preparedId": prepared}, timeout=30)
+        assert chunked.headers.get("Transfer-Encoding") == "chunked"
+        assert chunked.content == data
+        nothing = session.get(ids.base + "getData", timeout=30,
+                              params={"sessionId": root, "datafileIds": empty})  # fmt: skip
+        assert nothing.status_code == 200 and nothing.content == b""
+        assert session.get(ids.base + "ping", timeout=10).text == "IdsOK"
+    _no_lock_left(ids, root)
+    assert ids.delete(sessionId=root, datafileIds=f"{df},{empty}").status_code == 204
+    assert ids.cat.ids.storage.files() == []  # type: ignore[union-attr]
+
+
+def test_a_client_gone_mid_sendfile_frees_the_file(ids: Ids) -> None:
+    """A client that stops reading a large getData and goes: the sending thread is stopped
+    (the connection shut down), the file's lock released, the file can be deleted."""
+    root = ids.login()
+    ds, fmt = ids.dataset(root)
+    data = os.urandom(24 * 1024 * 1024)
+    df = ids.put(root, ds, fmt, data, name="big.nxs").json()["id"]
+    host, port = ids.cat.url.split("//")[1].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.sendall(f"GET /ids/getData?sessionId={root}&datafileIds={df} HTTP/1.1\r\n"
+                     "Host: x\r\n\r\n".encode())  # fmt: skip
+        assert sock.recv(4096).startswith(b"HTTP/1.1 200 ")
+        time.sleep(0.3)  # the server's thread blocks: the client reads no more
+    _no_lock_left(ids, root)
+    assert ids.delete(sessionId=root, datafileIds=df).status_code == 204
+    assert ids.cat.ids.storage.files() == []  # type: ignore[union-attr]
+
+
+def _no_lock_left(ids: Ids, sid: str, within: float = 10) -> None:
+    deadline = time.monotonic() + within
+    while ids.get("getServiceStatus", sessionId=sid).json()["lockCount"]:
+        assert time.monotonic() < deadline, "a download's lock was never released"
+        time.sleep(0.05)

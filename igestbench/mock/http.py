@@ -195,6 +195,7 @@ class HttpProtocol(asyncio.Protocol):
         self._direct_request: tuple[str, bool] | None = None
         self._writable: asyncio.Event | None = None  # cleared while the transport is full
         self._socket_body = False  # a sink's thread reads the socket: the transport stays paused
+        self._lent_stream: BodyStream | None = None  # a stream's thread sends to the socket
 
     # --- asyncio.Protocol ----------------------------------------------------------------
 
@@ -215,6 +216,8 @@ class HttpProtocol(asyncio.Protocol):
             self._idle.cancel()
         self._give_back()
         self._drop_sink()
+        if self._lent_stream is not None:
+            self._lent_stream.close()  # its thread is woken: the socket is shut down
         for request in self.queue:
             self.budget.give_back(request.held)
             if request.sink is not None:
@@ -261,19 +264,29 @@ class HttpProtocol(asyncio.Protocol):
             if not self._hand_socket(self._length - self._size):
                 DirectBody(self, self.transport, self._sink, self._length - self._size)
 
+    def _lent_socket(self) -> socket.socket | None:
+        """A duplicate of the connection's socket for a thread to read or send a body through
+        (its own to close), with the idle limit as its timeout; None over TLS (the socket
+        carries ciphertext) or without a socket."""
+        assert self.transport is not None
+        raw = self.transport.get_extra_info("socket")
+        if raw is None or self.transport.get_extra_info("sslcontext") is not None:
+            return None
+        try:
+            sock = socket.fromfd(raw.fileno(), raw.family, raw.type)
+        except OSError:  # pragma: no cover - out of file descriptors
+            return None
+        sock.settimeout(self.idle_timeout)  # the idle limit, while the loop does not see the bytes
+        return sock
+
     def _hand_socket(self, left: int) -> bool:
         """The sink's thread reads the body's last ``left`` bytes from the socket; False where
         it cannot (TLS, no socket, a sink without ``take_socket``)."""
-        assert self.transport is not None
         take = getattr(self._sink, "take_socket", None)
-        raw = self.transport.get_extra_info("socket")
-        if take is None or raw is None or self.transport.get_extra_info("sslcontext") is not None:
+        sock = None if take is None else self._lent_socket()
+        if take is None or sock is None:
             return False
-        try:
-            sock = socket.fromfd(raw.fileno(), raw.family, raw.type)  # a duplicate: ours to close
-        except OSError:  # pragma: no cover - out of file descriptors
-            return False
-        sock.settimeout(self.idle_timeout)  # the idle limit, while the loop does not see the bytes
+        assert self.transport is not None
         self.transport.pause_reading()
         self._socket_body = True
         if self._idle is not None:
@@ -513,7 +526,9 @@ class HttpProtocol(asyncio.Protocol):
         transport.set_write_buffer_limits(high=STREAM_WRITE_BUFFER)
         complete = False
         try:
-            while not self.closing:
+            if await self._send_through_socket(stream, chunked):
+                complete = not self.closing
+            while not self.closing and not complete:
                 chunk = await stream.next_chunk()
                 if chunk is None:
                     complete = True
@@ -547,6 +562,29 @@ class HttpProtocol(asyncio.Protocol):
             transport.write(b"0\r\n\r\n")
         self._arm_idle()
         self._serve_queue()
+
+    async def _send_through_socket(self, stream: BodyStream, chunked: bool) -> bool:
+        """The whole body sent by the stream's thread straight to the socket, where it can
+        (one stored file, by ``sendfile``: no copy through this process; plain TCP), once the
+        head has left the transport; False where it cannot (nothing sent). Raises as the
+        stream's thread did."""
+        transport = self.transport
+        send = getattr(stream, "send_through", None)
+        if send is None or transport is None:
+            return False
+        deadline = time.monotonic() + self.idle_timeout
+        while transport.get_write_buffer_size() and not self.closing:  # the head, rarely held
+            if time.monotonic() > deadline:
+                raise TimeoutError
+            await asyncio.sleep(0.005)
+        sock = None if self.closing else self._lent_socket()
+        if sock is None:
+            return False
+        self._lent_stream = stream
+        try:
+            return bool(await send(sock, chunked))
+        finally:
+            self._lent_stream = None
 
     def _fail(self, status: int, message: bytes) -> None:
         request = Request("", "", "", {"connection": "close"}, b"", self.scheme, self._peer)

@@ -16,7 +16,8 @@ hold more than a few MiB:
   written) that the event loop sends as it comes. The producer blocks once ``max_chunks``
   chunks wait; the loop takes them as the socket accepts them (the HTTP layer honours
   ``pause_writing``). Closing the stream (the client went away) stops the producer at its next
-  chunk.
+  chunk. A producer that can send itself to a socket (one stored file: ``sendfile``) may be
+  given the connection's socket instead (:meth:`~ThreadStream.send_through`, plain TCP only).
 
 The event loop never touches a file here: file I/O and checksums run in the threads, so a slow
 disk or a 2 GiB transfer never stalls the other connections.
@@ -264,6 +265,7 @@ class ThreadStream:
         self._produce = produce
         self._executor = executor
         self._started = False
+        self._socket: socket.socket | None = None  # lent by send_through while it sends
 
     def _start(self) -> None:
         with self._cond:
@@ -301,6 +303,40 @@ class ThreadStream:
         if waiter is not None:
             self.loop.call_soon_threadsafe(_wake, waiter)
 
+    async def send_through(self, sock: socket.socket, chunked: bool) -> bool:
+        """Have the producer send the whole body to ``sock`` itself, in the thread (its
+        ``send(sock, chunked)``: a file by ``sendfile``), and wait for it; False, with ``sock``
+        closed and nothing sent, when it cannot (a zip: use :meth:`next_chunk`). ``sock`` is a
+        duplicate of the connection's socket with a timeout, closed here once sent; an error
+        in sending is raised here. Call before :meth:`next_chunk`, from the event loop."""
+        send = getattr(self._produce, "send", None)
+        if send is None or self._started:
+            sock.close()
+            return False
+
+        def produce(emit: Callable[[bytes], None]) -> None:
+            try:
+                if not self._closed:
+                    send(sock, chunked)
+            finally:
+                with self._cond:
+                    self._socket = None
+                    sock.close()
+
+        with self._cond:
+            self._socket = sock
+        self._produce = produce
+        self._start()
+        while True:
+            with self._cond:
+                if self._error is not None:
+                    raise self._error
+                if self._done:
+                    return True
+                waiter = self.loop.create_future()
+                self._waiter = waiter
+            await waiter
+
     async def next_chunk(self) -> bytes | None:
         """The next piece of the body; None at its end. Call from the event loop."""
         if not self._started:
@@ -326,6 +362,9 @@ class ThreadStream:
             self._chunks.clear()
             self._cond.notify_all()
             ended = not self._started or self._done
+            if self._socket is not None:  # wake a thread sending to it
+                with contextlib.suppress(OSError):
+                    self._socket.shutdown(socket.SHUT_RDWR)
         if ended:
             self._run_finalize()
 
