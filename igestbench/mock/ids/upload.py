@@ -64,9 +64,9 @@ class _FileWriter:
         self._file.write(data)
         self.crc = crc32(data, self.crc)
         self.size += len(data)
-        if self.durable and self._writeback.wrote(len(data)):
+        if self.durable and self._writeback.due(self.size):
             self._file.flush()
-            self._writeback.start(self._file.fileno())
+            self._writeback.start(self._file.fileno(), self.size)
 
     def close(self) -> None:
         if self._file is None:

@@ -52,19 +52,18 @@ def start_writeback(fd: int, offset: int, length: int) -> None:
 
 
 class Writeback:
-    """Counts the bytes written to one file and starts writing them every :data:`STEP`."""
+    """Starts writing one file's bytes every :data:`STEP`; how many were written is the
+    writer's count (``_FileWriter.size``), given to each call."""
 
     def __init__(self, step: int | None = None) -> None:
         self.step = step or STEP
         self.started = 0  # bytes whose writeback was started
-        self.written = 0
 
-    def wrote(self, nbytes: int) -> bool:
-        """``nbytes`` more were written; True when a range is due (call :meth:`start`)."""
-        self.written += nbytes
-        return self.written - self.started >= self.step
+    def due(self, written: int) -> bool:
+        """True when :meth:`start` should be called, ``written`` bytes in the file."""
+        return written - self.started >= self.step
 
-    def start(self, fd: int) -> None:
+    def start(self, fd: int, written: int) -> None:
         """Start writing what was written since the last range (flush buffers first)."""
-        start_writeback(fd, self.started, self.written - self.started)
-        self.started = self.written
+        start_writeback(fd, self.started, written - self.started)
+        self.started = written
