@@ -94,7 +94,10 @@ def test_sv7_run_writes_it_and_the_report_shows_it(tmp_path: Path) -> None:
     assert "BLIND → BLINDT" in notice and "±15 min" in notice and "S → " not in notice
     page = render_html(report)
     assert '<td class="clock">createTime' in page and "read no clock of the server" in page
-    assert "read no clock of the server" in render_markdown(report)
+    markdown = render_markdown(report)
+    assert "read no clock of the server" in markdown
+    # read as text: an apostrophe is an apostrophe, not HTML's "&#39;"
+    assert "by the client's clock, not the server's" in markdown and "&#" not in markdown
 
 
 def test_a_damaged_record_is_left_out_not_fatal(tmp_path: Path) -> None:

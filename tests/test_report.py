@@ -282,3 +282,13 @@ def test_network_checks_alone_are_no_connection(tmp_path: Path) -> None:
     assert cells == {"ISIS": ("ok", "2/2"), "P": ("failed", "✗"), "Q": ("failed", "✗")}
     (note,) = report.footnotes
     assert note.text == "the firewall at ISIS refused connections from outside its site (P, Q)"
+
+
+def test_the_markdown_page_is_text_and_a_partner_s_name_cannot_become_html(
+        tmp_path: Path) -> None:
+    campaign = build_campaign(tmp_path, sites=("O'Neill's lab", "<img src=x onerror=alert(1)>",
+                                               "C | D"))
+    markdown = render_markdown(build_report(campaign, charts=False))
+    assert "| O'Neill's lab |" in markdown  # an apostrophe stays one, not HTML's &#39;
+    assert "<img" not in markdown and "&lt;img src=x onerror=alert(1)&gt;" in markdown
+    assert "| C \\| D |" in markdown  # a "|" does not end the table's cell

@@ -44,9 +44,12 @@ def plural(count: int, word: str) -> str:
 
 
 def _markdown_cell(value: Any) -> Any:
-    # a "|" would end the table cell and a newline the row
+    # a "|" would end the table cell and a newline the row; "<" and ">" are escaped so that a
+    # partner's text cannot become HTML in a Markdown viewer, but nothing else is: HTML's
+    # escaping would put "&#39;" for every apostrophe into a file people read as text
     if isinstance(value, str) and not isinstance(value, Markup):
-        return value.replace("|", "\\|").replace("\n", " ")
+        return Markup(value.replace("|", "\\|").replace("\n", " ")
+                      .replace("<", "&lt;").replace(">", "&gt;"))
     return value
 
 
