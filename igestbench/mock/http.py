@@ -544,7 +544,7 @@ class HttpProtocol(asyncio.Protocol):
                     await asyncio.wait_for(self._writable.wait(), self.idle_timeout)
         except Exception as exc:
             # the head is sent: the only way left to say "broken" is to cut the connection
-            if not isinstance(exc, TimeoutError):
+            if not isinstance(exc, (TimeoutError, ConnectionError)):  # a client gone is no news
                 log.warning("a streamed answer failed while it was sent: %s", exc)
         finally:
             stream.close()
