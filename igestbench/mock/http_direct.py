@@ -13,6 +13,10 @@ Buffers are never larger than what is left of the body, so nothing of a request 
 it is read here; at the end the connection goes back to the HTTP protocol, which reads on. The
 sink hands each buffer back once written (``recycle``), so a body of any size uses a few buffers
 (at most the sink's high-water mark in flight, then reading pauses as with the parser).
+
+On plain TCP a sink that can (``ThreadSink.take_socket``) reads such a body from the socket in
+its own thread instead, past the event loop altogether (see :mod:`igestbench.mock.http`); this
+reader stays for TLS connections, whose socket carries ciphertext.
 """
 
 from __future__ import annotations
