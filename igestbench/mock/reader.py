@@ -307,6 +307,8 @@ class Reader:
             objects = build(self.profile, target, found, sub_ones, sub_manys)
             if f.rel is RelType.ONE:
                 ones[name] = {row[0]: obj for row, obj in zip(found, objects, strict=True)}
+            elif len(parents) == 1:  # one parent (a Dataset and its Datafiles): all are its
+                manys[name] = {parents[0]: objects} if objects else {}
             else:
                 j = tables.column_index(target, back.name)
                 groups: dict[int, list[T]] = {}

@@ -185,9 +185,10 @@ class RowEncoder:
                         append(close)
                 else:
                     children = manys.get(name)
-                    for body in () if children is None else children.get(value, ()):
+                    bodies = () if children is None else children.get(value, ())
+                    if bodies:  # one join, not three appends per child (400 in a Dataset)
                         append(open_)
-                        append(body)
+                        append((close + open_).join(bodies))
                         append(close)
             append(tail)
 

@@ -21,8 +21,11 @@ from igestbench.workloads.scale_tree import ScaleTree
 PAGE = 2000
 #: Datafiles the parameter range holds (at most: fewer on a tree smaller than the range).
 RANGE_ROWS = 20
-#: A step through the tree coprime with any size: consecutive calls land far apart.
-_STRIDE = 7_919_993
+#: The golden ratio's fraction: turn i of a query asks position frac(i·φ) of the tree, a Weyl
+#: sequence — consecutive calls land far apart and any run of calls covers the tree evenly,
+#: whatever its size (a fixed stride does not: 7,919,993 is -7 modulo 10,000, so at 10⁴ twenty
+#: calls fell on neighbouring Datafiles of one or two Datasets)
+_PHI = 0.6180339887498949
 
 
 @dataclass(frozen=True)
@@ -51,8 +54,13 @@ class ScaleQuery:
         return self.make(tree, turn)
 
 
+def _spread(turn: int, count: int) -> int:
+    """The position of call ``turn`` among ``count`` (see :data:`_PHI`)."""
+    return min(count - 1, int((turn * _PHI) % 1.0 * count))
+
+
 def _serial(tree: ScaleTree, turn: int) -> int:
-    return (turn * _STRIDE + turn // 3) % tree.size
+    return _spread(turn, tree.size)
 
 
 def _by_dataset_and_name(tree: ScaleTree, turn: int) -> Call:
@@ -102,7 +110,8 @@ def _page(tree: ScaleTree, turn: int) -> Call:
 
 
 def _dataset_index(tree: ScaleTree, turn: int) -> int:
-    return _serial(tree, turn) // tree.shape.files_per_dataset
+    # spread over the Datasets, not over the Datafiles (which would favour the big ones)
+    return _spread(turn, len(tree.datasets))
 
 
 def _include(tree: ScaleTree, turn: int) -> Call:

@@ -24,13 +24,16 @@ prints each server's CPU time per call — the real one's HTTP listener and data
 measured for 5 s before — which a busy machine distorts far less than wall times.
 With ``SV7_BENCH_BEFORE=DIR`` (a checkout of other code, e.g. main) a third catalogue is
 served from it and grown alike, and takes its turn in every round: the change and the code
-before it, side by side in one run.
+before it, side by side in one run. With ``SV7_BENCH_BEFORE`` but no real ICAT, the two local
+catalogues alone are compared so (:func:`test_side_by_side_with_the_code_before`), over SOAP
+and REST, at each size of ``SV7_BENCH_REAL_SIZES``.
 Printed, never asserted: the figures depend on the machine.
 """
 
 from __future__ import annotations
 
 import contextlib
+import http.client
 import os
 import statistics
 import tempfile
@@ -39,6 +42,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import psutil
 import pytest
@@ -48,6 +52,7 @@ from igestbench.client.lean import KeepAliveConnection
 from igestbench.icat.endpoint import endpoint_of
 from igestbench.icat.faults import IcatError
 from igestbench.icat.soapxml import escape
+from igestbench.mock.rest import REST_PREFIX
 from igestbench.run.scale import measure_query
 from igestbench.workloads import Journal, RunTag, cleanup
 from igestbench.workloads.scale_queries import QUERIES, Call, ScaleQuery, ask
@@ -101,6 +106,28 @@ class Wire:
         wanted = call.rows if call.obj_id is None and call.at_least is None \
             and call.included is None else 1  # fmt: skip
         assert status == 200 and content.count(b"<return") == wanted, content[:300]
+
+    def close(self) -> None:
+        self.http.close()
+
+
+class RestWire:
+    """Raw REST GETs of a query's calls (``/icat/entityManager``) over one keep-alive
+    connection, as :class:`Wire` for SOAP: the answer read whole, not decoded."""
+
+    def __init__(self, url: str, sid: str) -> None:
+        endpoint = endpoint_of(url)
+        self.http = http.client.HTTPConnection(endpoint.host, endpoint.port, timeout=600)
+        self.sid = sid
+
+    def __call__(self, call: Call) -> None:
+        params = {"sessionId": self.sid, "query": call.query}
+        if call.obj_id is not None:
+            params["id"] = str(call.obj_id)
+        self.http.request("GET", f"{REST_PREFIX}entityManager?{urlencode(params)}")
+        response = self.http.getresponse()
+        content = response.read()
+        assert response.status == 200, content[:300]
 
     def close(self) -> None:
         self.http.close()
@@ -425,3 +452,61 @@ def _compare(grown: list[Grown], servers: list[list[psutil.Process]] | None,
                             and cl else f"{'—':>9} {'—':>7} {'—':>10}")  # fmt: skip
                 print(f"  {name:17} {wr:10.2f} {wl:8.2f} {wr / wl:9.1f}x{before_text}   "
                       f"{cpu_text}   {lean[0]:17.2f} {lean[1]:8.2f} {lean[0] / lean[1]:9.1f}x")
+
+
+@pytest.mark.skipif("SV7_BENCH_BEFORE" not in os.environ or "SV7_BENCH_REAL_ICAT" in os.environ,
+                    reason="set SV7_BENCH_BEFORE=DIR (other code's checkout) without a real ICAT")
+def test_side_by_side_with_the_code_before(capsys: pytest.CaptureFixture[str]) -> None:
+    """This code's local catalogue and that of ``SV7_BENCH_BEFORE``, each in its own process
+    with a tree of its own grown alike, taking turns call by call (as beside a real ICAT,
+    WARMUP_CALLS calls of each query first), SOAP and REST; p50 and server CPU per call."""
+    with contextlib.ExitStack() as stack:
+        sides = []
+        for i, checkout in enumerate((None, os.environ["SV7_BENCH_BEFORE"])):
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="sv7-bench-before-"))
+            proc, url = stack.enter_context(served_catalogue(
+                "--db", str(Path(tmp) / "side.sqlite"), "--example-data", checkout=checkout))
+            grown = Grown(url, "root", f"sv7-bench-{RunTag.new('bench').name}-scale{i}", local=True)
+            stack.callback(grown.remove)
+            sides.append((grown, [psutil.Process(proc.pid)]))
+        servers = [processes for _, processes in sides]
+        warmed = False
+        for size in _sizes("SV7_BENCH_REAL_SIZES", "10000"):
+            for grown, _ in sides:
+                grown.grow_to(size)
+            sids = [soap_login(grown.url, "root", "root") for grown, _ in sides]
+            wires: list[Wire | RestWire] = []
+            for kind in (Wire, RestWire):
+                wires += [kind(grown.url, sid) for (grown, _), sid in zip(sides, sids, strict=True)]
+            try:
+                faces: dict[str, list[Send]] = {"SOAP": [*wires[:2]], "REST": [*wires[2:]]}
+                if not warmed:
+                    for face_wires in faces.values():
+                        for q in QUERIES:
+                            paired_p50(q, [(w, g.tree) for w, (g, _) in zip(face_wires, sides,
+                                                                           strict=True)],
+                                       calls=1, warmup=WARMUP_CALLS)  # fmt: skip
+                    warmed = True
+                idle = idle_cpu_rates(servers)
+                figures = {}
+                for face, face_wires in faces.items():
+                    for q in QUERIES:
+                        pairs = [(w, g.tree) for w, (g, _) in zip(face_wires, sides, strict=True)]
+                        figures[face, q.name] = paired_p50(q, pairs, servers=servers, idle=idle)
+            finally:
+                for opened in wires:
+                    opened.close()
+            with capsys.disabled():
+                loadavg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+                print(f"\nthis code (now) and SV7_BENCH_BEFORE (before) side by side at {size:,} "
+                      f"Datafiles of the tree ({time.strftime('%H:%M UTC', time.gmtime())}, "
+                      f"load average {loadavg}): p50 of 20 calls as root, ms, taking turns call "
+                      "by call; server CPU per call, ms")
+                print(f"  {'face':5} {'query':17} {'wire: now':>9} {'before':>8} {'before/now':>10}"
+                      f"   {'CPU: now':>8} {'before':>7} {'before/now':>10}")
+                for (face, name), (walls, cpu) in figures.items():
+                    cn, cb = cpu
+                    cpu_text = (f"{cn:8.2f} {cb:7.2f} {cb / cn:9.2f}x" if cn and cb is not None
+                                else f"{'—':>8} {'—':>7} {'—':>10}")  # fmt: skip
+                    print(f"  {face:5} {name:17} {walls[0]:9.2f} {walls[1]:8.2f} "
+                          f"{walls[1] / walls[0]:9.2f}x   {cpu_text}")
