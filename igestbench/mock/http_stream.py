@@ -326,16 +326,10 @@ class ThreadStream:
         with self._cond:
             self._socket = sock
         self._produce = produce
-        self._start()
-        while True:
-            with self._cond:
-                if self._error is not None:
-                    raise self._error
-                if self._done:
-                    return True
-                waiter = self.loop.create_future()
-                self._waiter = waiter
-            await waiter
+        # the producer emits no chunk (it sends): next_chunk waits for its end or its error
+        while await self.next_chunk() is not None:  # pragma: no cover - nothing is emitted
+            pass
+        return True
 
     async def next_chunk(self) -> bytes | None:
         """The next piece of the body; None at its end. Call from the event loop."""
