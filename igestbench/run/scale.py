@@ -165,7 +165,7 @@ class ScalePart:
         self.tag, self.interfaces, self.calls = tag, interfaces, calls
         self.shape = shape or TreeShape()
         self.journal = Journal(journal_path)
-        self.facility = f"{tag.name}-scale"
+        self.facility = tag.scale_facility
         self.notes: list[str] = []
         self.roles: list[Role] = [Role("root", target.credentials)]
         self.sizes: list[dict[str, Any]] = []

@@ -86,6 +86,12 @@ class RunTag:
         stamp = self.run_id.split("-", 1)[0]
         return dt.datetime.strptime(stamp, _STAMP).replace(tzinfo=dt.UTC)
 
+    @property
+    def scale_facility(self) -> str:
+        """The name of the scale part's Facility: its tree registers Datafiles (with a location)
+        whose bytes were never stored anywhere."""
+        return f"{self.name}-scale"
+
     def owns_name(self, name: str) -> bool:
         """Whether ``name`` is one of this run's Facility names (the tag, or tag-suffix)."""
         tag = self.name

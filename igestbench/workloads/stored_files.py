@@ -6,8 +6,10 @@ location* below the run's own Facilities (named after the run tag, each journale
 anything was created below it) that the run's own account created is deleted through the IDS.
 Asking the server rather than the journal finds also the Datafile of an upload a stop cut off
 between the IDS's answer and the journal line; the run's Facility, account and location prove
-the file is the run's, and nothing else is touched. Batched: one search per 20 Facilities and
-one IDS ``delete`` per 200 Datafiles.
+the file is the run's, and nothing else is touched. Batched: one search per 20 Facilities (in
+pages, so that no answer passes the server's entity limit) and one IDS ``delete`` per 200
+Datafiles. The scale part's Facility is left out: its tree registers up to millions of
+Datafiles with a location but stores no byte, and the catalogue's cleanup removes them.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from igestbench.workloads.journal import Journal
 #: How the temporary storage folders of the built-in catalogue's IDS are named.
 LOCAL_STORAGE_PREFIX = "sv7-ids-"
 _FACILITIES_PER_SEARCH = 20
+#: Ids asked per search: well under ICAT's default entity limit (maxEntities, 10,000).
+_PAGE = 5000
 _DELETE_BATCH = 200
 #: A dataset being read by someone is "busy" (503) for a moment: tries per batch.
 _TRIES = 5
@@ -55,8 +59,14 @@ def stored_datafiles(catalogue: Catalogue, facilities: Sequence[str]) -> list[in
             "dataset.investigation.facility.name": Condition("IN", some),
             "location": Condition("IS NOT NULL"),
             "createId": Condition("=", user),
-        })  # fmt: skip
-        ids += [int(i) for i in catalogue.search(query)]
+        }).order_by("id")  # fmt: skip
+        skip = 0
+        while True:
+            page = [int(i) for i in catalogue.search(query.limit(skip, _PAGE))]
+            ids += page
+            if len(page) < _PAGE:
+                break
+            skip += _PAGE
     return sorted(set(ids))
 
 
@@ -100,7 +110,8 @@ def clean_stored_files(
     # only the Facilities named after the run's own tag: a journal edited to name another
     # Facility does not make its files the run's (as the catalogue's cleanup refuses it too)
     tag = journal.run_tag()
-    facilities = [name for name in journal.facilities if tag.owns_name(name)]
+    facilities = [name for name in journal.facilities
+                  if tag.owns_name(name) and name != tag.scale_facility]  # fmt: skip
     service = connect_data_service(config, url, catalogue)
     try:
         return remove_stored_files(catalogue, service, facilities)
