@@ -78,7 +78,12 @@ def phase_line(rows: Sequence[SummaryRow]) -> str:
 
 def _cells(row_rate: SummaryRow | None, figures: Mapping[str, SummaryRow], prefix: str
            ) -> list[str]:
-    cells = [row_rate.text if row_rate is not None else "—"]
+    rate = row_rate.text if row_rate is not None else "—"
+    bandwidth = figures.get(prefix + MB_S)  # the ids part's: the same calls' MB/s
+    if row_rate is not None and row_rate.value is not None and bandwidth is not None \
+            and bandwidth.value is not None:
+        rate += f" = {bandwidth.text}"  # as the phase's line writes it
+    cells = [rate]
     for stat in (MEAN, P50, P99):
         found = figures.get(prefix + stat)
         cells.append(found.text if found is not None else "—")
