@@ -278,6 +278,17 @@ def test_growth_words() -> None:
     assert fit([1000], [3.0]) is None
 
 
+def test_a_growing_answer_is_not_called_a_scan() -> None:
+    # the quick tour's page: one Investigation filling up, 300 then 1,000 rows (tryout of
+    # 2026-11-26: it read "linear: the database scans: no index serves this query")
+    page = fit([300, 1000], [3.0, 10.0], [300, 1000])
+    assert page is not None and page.word == "linear"
+    assert "scans" not in page.meaning and "300 → 1,000 rows" in page.meaning
+    # the same rows at every size: the cost grew by itself, a scan
+    scan = fit([1000, 10_000], [1.0, 10.0], [10, 10])
+    assert scan is not None and "scans" in scan.meaning
+
+
 def test_a_signal_during_the_part_stops_it_with_cleanup(tmp_path: Path) -> None:
     import signal
     import subprocess

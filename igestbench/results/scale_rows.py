@@ -94,7 +94,9 @@ def _latest_p50(sizes: Sequence[Mapping[str, Any]],
         n = _count(q.get("n"))
         error = _text(q.get("error"))
         failed = n == 0 and bool(q.get("errors") or error)
-        note = f"at {size:,} Datafiles, the largest size measured; {_count(q.get('rows'))} rows"
+        held = _count(q.get("rows"))
+        note = (f"at {size:,} Datafiles, the largest size measured; {held:,} "
+                f"row{'' if held == 1 else 's'}")
         if error:
             note += f"; {'failed' if failed else 'errors'}: {error}"
         rows.append(_row(interface, str(flavours.get(interface, "")), metric(query, role, P50),

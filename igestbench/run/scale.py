@@ -278,15 +278,16 @@ class ScalePart:
 
     def growth(self) -> list[dict[str, Any]]:
         """Per query, interface and role: the slope of log p50 against log size, and its word."""
-        series: dict[tuple[str, str, str], list[tuple[int, float]]] = {}
+        series: dict[tuple[str, str, str], list[tuple[int, float, int | None]]] = {}
         for size in self.sizes:
             for q in size["queries"]:
                 if q["p50_ms"] is not None:
                     key = (q["query"], q["interface"], q["role"])
-                    series.setdefault(key, []).append((size["size"], q["p50_ms"]))
+                    series.setdefault(key, []).append((size["size"], q["p50_ms"], q.get("rows")))
         out = []
         for (query, interface, role), points in series.items():
-            found = fit([s for s, _ in points], [t for _, t in points])
+            found = fit([s for s, _, _ in points], [t for _, t, _ in points],
+                        [r for _, _, r in points])  # fmt: skip
             out.append({"query": query, "interface": interface, "role": role,
                         "sizes": len(points), "slope": found.slope if found else None,
                         "growth": found.word if found else None,
