@@ -207,6 +207,19 @@ def test_a_sweep_says_which_step_broke_the_objective_and_how() -> None:
     assert sweep_verdict(errors).reason.endswith("errors on 3.8% of the calls (≥ 1%)")
 
 
+def test_a_capped_sweep_says_when_a_lower_step_broke_the_objective() -> None:
+    # tryout of 2026-11-26: "sustained ≥ 200 … capped … with the objective met" while the
+    # 40 requests/s step had broken it (p99 98.3 ms): the highest rate that met the objective is
+    # 200, but the reader must not take it for every rate up to 200
+    sweep = {"slo_ms": 50.0, "sustained_rate": 80.0,
+             "steps": [step(10, 2, 5), step(40, 20, 98.3), step(80, 2, 6)]}
+    verdict = sweep_verdict(sweep)
+    assert verdict.text == "≥ 80.0 requests/s" and verdict.marks == ("capped",)
+    assert verdict.reason.endswith("; yet a lower step broke it: 40.0 requests/s "
+                                   "(p99 98.3 ms ≥ 50 ms)")
+    clean = {**sweep, "steps": [step(10, 2, 5), step(40, 2, 6), step(80, 2, 6)]}
+    assert "lower step" not in sweep_verdict(clean).reason
+
 def test_a_sweep_where_no_step_met_the_objective_is_never_none() -> None:
     # the issue: "sustained None/s" against a real ICAT
     sweep = {"slo_ms": 50.0, "sustained_rate": None,

@@ -35,7 +35,7 @@ decided (``sustained_rate``; ``sv7 swarm`` leaves out steps that lost a worker).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from igestbench.results.formatting import format_value
@@ -232,14 +232,30 @@ def sweep_verdict(sweep: Mapping[str, Any], cap_option: str = "--max-rate") -> S
             f"{ended}", slo)
     at = next((s for s in steps if float(s["demanded_rate"]) == sustained), None)
     samples = _sent(at) if at is not None else 0
+    verdict = _verdict(sustained, samples, steps, stopped, slo, cap_option)
     if at is not None and at.get("client_bound") is True:
         # the load generator, not the catalogue, may have limited the step that sustained
-        verdict = _verdict(sustained, samples, steps, stopped, slo, cap_option)
-        return SweepVerdict(verdict.value, verdict.bound, samples,
-                            (*verdict.marks, "client-bound"),
-                            f"{verdict.reason}; the load generator was client-bound at "
-                            f"{_rate(sustained)}", slo)
-    return _verdict(sustained, samples, steps, stopped, slo, cap_option)
+        verdict = SweepVerdict(verdict.value, verdict.bound, samples,
+                               (*verdict.marks, "client-bound"),
+                               f"{verdict.reason}; the load generator was client-bound at "
+                               f"{_rate(sustained)}", slo)
+    return _with_lower_breaks(verdict, steps, sustained, slo)
+
+
+def _with_lower_breaks(verdict: SweepVerdict, steps: list[Mapping[str, Any]],
+                       sustained: float, slo: float | None) -> SweepVerdict:
+    """The verdict, saying so where a step below the sustained rate broke the objective: the
+    sustained rate is the highest that met it, and a reader must not take it for "every rate up
+    to it met it"."""
+    below = [(s, problem) for s in steps if float(s["demanded_rate"]) < sustained
+             and (problem := _step_problem(s, slo)) is not None]  # fmt: skip
+    if not below:
+        return verdict
+    listed = ", ".join(f"{_rate(_number(s['demanded_rate']))} ({problem})"
+                       for s, problem in below[:3])  # fmt: skip
+    more = f" and {len(below) - 3} more" if len(below) > 3 else ""
+    return replace(
+        verdict, reason=f"{verdict.reason}; yet a lower step broke it: {listed}{more}")
 
 
 def _verdict(sustained: float, samples: int, steps: list[Mapping[str, Any]],
