@@ -91,3 +91,20 @@ def test_a_report_without_a_scale_run_has_no_markdown_section(tmp_path: Path) ->
     dump_campaign(merge([path]).document, tmp_path / "c.json")
     md = render_markdown(build_report(load_campaign(tmp_path / "c.json"), charts=False))
     assert "## Catalogue size" not in md
+
+
+def test_the_end_of_the_run_prints_the_part_s_figures(tmp_path: Path) -> None:
+    # tryout of 2026-11-26: `sv7 run --parts scale` ended with "result file" and "next" only
+    from igestbench.run.summary import file_summary
+
+    lines = file_summary(older_file(tmp_path))
+    assert lines[0].startswith("scale (p50 at the largest size, as root / as the member")
+    assert lines[1] == ("  population: 12,000 Datafiles/s (growing the tree to 100,000 "
+                        "Datafiles (+100,000 by createMany))")
+    (name,) = [line for line in lines if line.startswith("  SOAP name ")]
+    rows = {r.metric: r for r in summary_rows(load_result(older_file(tmp_path / "again")))}
+    # the same texts as the file's rows: the registry's, not the printer's own
+    assert rows[metric("name", "root", P50)].text in name
+    assert rows[metric("name", "member", P50)].text in name
+    assert "; linear (slope 1.00): the database scans" in name
+    assert not [line for line in lines if "population " in line and "SOAP" in line]

@@ -16,11 +16,14 @@ from typing import Any
 from igestbench.results import ResultFileError, load_result
 from igestbench.results.figures import (
     ERRORS,
+    GROWTH,
     MB_S,
     MEAN,
     P50,
     P99,
+    POPULATION_RATE,
     RATE,
+    SCALE,
     SummaryRow,
     cap_option,
     measures_of,
@@ -125,7 +128,7 @@ def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
     marks; then what the marks mean, once per kind."""
     groups: dict[tuple[str, str, str, int | None], dict[str, SummaryRow]] = {}
     for row in rows:
-        if row.workload == "sweep":
+        if row.workload in ("sweep", SCALE):  # a sweep's verdict and the scale part's lines
             continue
         groups.setdefault((row.workload, row.interface, row.flavour, row.clients), {})[
             row.metric] = row
@@ -163,14 +166,48 @@ def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
     return [fmt(header), *(fmt(r) for r in table), *_mark_notes(flagged)]
 
 
+def scale_lines(rows: Sequence[SummaryRow]) -> list[str]:
+    """The scale part's summary rows in lines: how fast the tree grew, then per interface and
+    query its p50 as root and as the member at the largest size, and its growth word."""
+    scale = [r for r in rows if r.workload == SCALE]
+    if not scale:
+        return []
+    lines = ["scale (p50 at the largest size, as root / as the member; growth of the p50 with "
+             "the tree):"]
+    lines += [f"  population: {r.text} ({r.note})" for r in scale if r.metric == POPULATION_RATE]
+    by_query: dict[tuple[str, str], dict[str, SummaryRow]] = {}
+    for r in scale:
+        if r.metric != POPULATION_RATE:
+            query, _, rest = r.metric.partition(" ")
+            by_query.setdefault((r.interface, query), {})[rest] = r
+    for (interface, query), figures in by_query.items():
+        p50s = " / ".join(figures[f"{role} {P50}"].text for role in ("root", "member")
+                          if f"{role} {P50}" in figures)  # fmt: skip
+        lines.append(f"  {_INTERFACES.get(interface, interface):4} {query:17} {p50s}"
+                     f"{_growth_text(figures.get(f'root {GROWTH}'))}")
+    return lines
+
+
+def _growth_text(growth: SummaryRow | None) -> str:
+    """``; flat (slope 0.03)``, and what a growing cost means (its note, as the registry wrote
+    it: ``linear: the database scans …``)."""
+    if growth is None or growth.value is None or not growth.note:
+        return ""
+    word, _, meaning = growth.note.partition(": ")
+    meaning = meaning.rsplit(" (over ", 1)[0]
+    return f"; {word} (slope {growth.value:.2f})" + (f": {meaning}" if word != "flat" else "")
+
+
 def end_summary(rows: Sequence[SummaryRow], sweeps: Sequence[Mapping[str, Any]],
                 cap_option: str = "--max-rate") -> list[str]:
-    """The end of a run: the summary table, then each sweep's verdict and steps."""
+    """The end of a run: the summary table, the scale part's lines, then each sweep's verdict
+    and steps."""
     lines: list[str] = []
     table = summary_table(rows)
     if table:
         lines += ["summary (rate: units of work per second of the clients' time in those "
                   "calls; latency of the successful warm calls):", *(f"  {t}" for t in table)]
+    lines += scale_lines(rows)
     for sweep in sweeps:
         lines += sweep_lines(sweep, interface_label(sweep), cap_option)
     return lines
