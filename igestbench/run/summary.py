@@ -172,8 +172,8 @@ def scale_lines(rows: Sequence[SummaryRow]) -> list[str]:
     scale = [r for r in rows if r.workload == SCALE]
     if not scale:
         return []
-    lines = ["scale (p50 at the largest size, as root / as the member; growth of the p50 with "
-             "the tree):"]
+    lines = ["scale (p50 at the largest size, as root / as the member; growth of root's p50 "
+             "with the tree):"]
     lines += [f"  population: {r.text} ({r.note})" for r in scale if r.metric == POPULATION_RATE]
     by_query: dict[tuple[str, str], dict[str, SummaryRow]] = {}
     for r in scale:
