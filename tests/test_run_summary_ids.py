@@ -18,9 +18,18 @@ def test_the_summary_table_gives_each_ids_rate_with_its_mb_per_s() -> None:
     assert "100 files/s = 105 MB/s" in phase_line(rows)  # the same words as the phase's line
     get_1kib = next(line for line in table if line.startswith("ids getData 1KiB"))
     assert " MB/s" in get_1kib
+    # named as SOAP and REST are, in capitals (tryout, 2026-11-26)
+    assert put_1mib.split()[3] == "IDS"
 
 
 def test_other_workloads_rates_stand_alone() -> None:
     table = summary_table(entry_figures(bench("full-cycle", "full-cycle", 1, [5.0, 5.0])))
     row = next(line for line in table if line.startswith("full-cycle"))
     assert "cycles/s" in row and "MB/s" not in row
+
+
+def test_the_calls_behind_a_figure_are_written_as_its_rate_is() -> None:
+    # "1576" beside "1,576 searches/s" (tryout, 2026-11-26)
+    table = summary_table(entry_figures(bench("full-cycle", "full-cycle", 1, [5.0] * 1576)))
+    row = next(line for line in table if line.startswith("full-cycle"))
+    assert " 1,576 " in row and " 1576 " not in row

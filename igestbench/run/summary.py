@@ -33,7 +33,7 @@ from igestbench.results.sweeps import interface_label, sweep_lines
 
 __all__ = ["end_summary", "file_summary", "phase_line", "summary_table"]
 
-_INTERFACES = {"soap": "SOAP", "rest": "REST"}
+_INTERFACES = {"soap": "SOAP", "rest": "REST", "ids": "IDS"}
 
 
 def _by_metric(rows: Sequence[SummaryRow]) -> dict[str, SummaryRow]:
@@ -145,7 +145,7 @@ def summary_table(rows: Sequence[SummaryRow]) -> list[str]:
             marks = rate.marks if rate is not None else ()
             table.append([name, _INTERFACES.get(interface, interface), flavour,
                           "—" if clients is None else str(clients), *_cells(rate, figures, prefix),
-                          str(rate.samples) if rate is not None else "0",
+                          f"{rate.samples:,}" if rate is not None else "0",
                           errors.text if errors is not None else "—",
                           ", ".join(_MARKS.get(m, m) for m in marks)])
             if rate is None:
