@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from igestbench.icat.query import Query
-from igestbench.workloads import stored_files
+from igestbench.workloads import survey
 from igestbench.workloads.stored_files import stored_datafiles
 
 
@@ -29,7 +29,7 @@ class _Server:
 
 
 def test_the_stored_datafiles_are_asked_in_pages(monkeypatch: Any) -> None:
-    monkeypatch.setattr(stored_files, "_PAGE", 100)
+    monkeypatch.setattr(survey, "PAGE", 100)
     server = _Server(list(range(1, 351)), limit=100)
     assert stored_datafiles(server, ["tag-ids"]) == list(range(1, 351))  # type: ignore[arg-type]
     assert server.asked == 4  # 100, 100, 100, 50

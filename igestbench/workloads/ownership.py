@@ -49,12 +49,12 @@ from igestbench.workloads.lanes import Lanes
 from igestbench.workloads.run_tag import RunTag, like_containing, like_prefix
 from igestbench.workloads.run_window import RunWindow
 from igestbench.workloads.survey import (
-    PAGE,
     WHY_ACCOUNT,
     WHY_AFTER,
     WHY_BEFORE,
     WHY_ELSEWHERE,
     Survey,
+    search_all,
     survey,
 )
 from igestbench.workloads.tree_delete import CleanupProgress, NoProgress, TreeDeleter, delete_batch
@@ -134,19 +134,10 @@ def _why_not(bean: Bean, account: str, window: RunWindow) -> str | None:
     return WHY_BEFORE
 
 
-def _search_all(catalogue: Catalogue, query: Query) -> list[Any]:
-    found: list[Any] = []
-    while True:
-        page = catalogue.search(query.limit(len(found), PAGE))
-        found += page
-        if len(page) < PAGE:
-            return found
-
-
 def _named(catalogue: Catalogue, tag: RunTag) -> list[Bean]:
     """The Facilities named after the run tag — the tag, or tag-suffix — whoever made them."""
     exact = catalogue.search(Query("Facility").where(name=Condition("=", tag.name)))
-    below = _search_all(catalogue, Query("Facility").where(name=like_prefix(tag.name + "-"))
+    below = search_all(catalogue, Query("Facility").where(name=like_prefix(tag.name + "-"))
                         .order_by("id"))  # fmt: skip
     # LIKE is case-insensitive on most databases: the exact form is checked here
     return [f for f in [*exact, *below] if tag.owns_name(str(f.values.get("name")))]
@@ -162,7 +153,7 @@ def _tagged_one(catalogue: Catalogue, entity: str, tag: RunTag) -> list[Bean]:
     """The ``entity`` objects (one of :data:`TAGGED`, without a Facility) that name the run."""
     name = TAGGED[entity]
     match = like_containing(tag.name) if name == "what" else like_prefix(tag.name)
-    beans = _search_all(catalogue, Query(entity).where({name: match}).order_by("id"))
+    beans = search_all(catalogue, Query(entity).where({name: match}).order_by("id"))
     return [b for b in beans if _names_run(str(b.values.get(name)), name, tag)]
 
 
@@ -266,7 +257,7 @@ def check_journal(
             query = Query(entity).where({"id": condition})
             ask: Callable[[Catalogue], Any]
             if path is None:
-                ask = functools.partial(_search_all, query=query.order_by("id"))
+                ask = functools.partial(search_all, query=query.order_by("id"))
                 asked.append((entity, "beans", wanted, ask))
             elif fieldsets and size <= CHECK_BATCH:
                 # one query: each object that exists, with the Facility it hangs below
@@ -313,7 +304,7 @@ def _count_and_elsewhere(
     (n,) = catalogue.search(query.count()) or [0]
     if facilities:
         query = query.where({facility: Condition("NOT IN", list(facilities))})
-    elsewhere = _search_all(catalogue, query.select("id").order_by("id"))
+    elsewhere = search_all(catalogue, query.select("id").order_by("id"))
     return int(n), [int(i) for i in elsewhere]
 
 

@@ -30,12 +30,11 @@ from igestbench.client.data_service import (
 from igestbench.errors import UsageError
 from igestbench.icat.query import Condition, Query
 from igestbench.workloads.journal import Journal
+from igestbench.workloads.survey import search_all
 
 #: How the temporary storage folders of the built-in catalogue's IDS are named.
 LOCAL_STORAGE_PREFIX = "sv7-ids-"
 _FACILITIES_PER_SEARCH = 20
-#: Ids asked per search: well under ICAT's default entity limit (maxEntities, 10,000).
-_PAGE = 5000
 _DELETE_BATCH = 200
 #: A dataset being read by someone is "busy" (503) for a moment: tries per batch.
 _TRIES = 5
@@ -60,13 +59,7 @@ def stored_datafiles(catalogue: Catalogue, facilities: Sequence[str]) -> list[in
             "location": Condition("IS NOT NULL"),
             "createId": Condition("=", user),
         }).order_by("id")  # fmt: skip
-        skip = 0
-        while True:
-            page = [int(i) for i in catalogue.search(query.limit(skip, _PAGE))]
-            ids += page
-            if len(page) < _PAGE:
-                break
-            skip += _PAGE
+        ids += [int(i) for i in search_all(catalogue, query)]
     return sorted(set(ids))
 
 

@@ -60,6 +60,18 @@ WHY_AFTER = "created after the run ended"
 WHY_ELSEWHERE = "hangs below a Facility that is not the run's"
 
 
+def search_all(catalogue: Catalogue, query: Query) -> list[Any]:
+    """Every answer of ``query`` (ordered, so that pages do not overlap), asked :data:`PAGE` at
+    a time: no answer passes the server's entity limit (ICAT's maxEntities, 10,000 by
+    default)."""
+    found: list[Any] = []
+    while True:
+        page = catalogue.search(query.limit(len(found), PAGE))
+        found += page
+        if len(page) < PAGE:
+            return found
+
+
 @dataclass
 class Node:
     """The objects of one entity that one chain of relations reaches from a group of roots."""

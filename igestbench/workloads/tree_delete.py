@@ -22,7 +22,7 @@ from igestbench.client.base import Catalogue
 from igestbench.icat.beans import Bean
 from igestbench.icat.faults import IcatNoSuchObject
 from igestbench.icat.query import Condition, Query
-from igestbench.workloads.survey import PAGE, Node, Survey
+from igestbench.workloads.survey import Node, Survey, search_all
 
 #: Objects one deleteMany may remove, cascades included (estimated from the survey's counts).
 OBJECTS_PER_CALL = 5000
@@ -136,12 +136,7 @@ class TreeDeleter:
     def _children(self, child: Node, parents: list[int]) -> list[int]:
         where = {f"{child.path[0]}.id": Condition("IN", parents)}
         base = Query(child.entity).select("id").where(where).order_by("id")
-        found: list[int] = []
-        while True:
-            page = self.catalogue.search(base.limit(len(found), PAGE))
-            found += [int(i) for i in page]
-            if len(page) < PAGE:
-                return found
+        return [int(i) for i in search_all(self.catalogue, base)]
 
     def _delete_ids(self, entity: str, ids: list[int], batch: int, weight: float) -> None:
         for chunk in _chunks(ids, batch):
