@@ -26,6 +26,22 @@ def metric(query: str, role: str, stat: str) -> str:
     return f"{query} {role} {stat}"
 
 
+def query_of(name: str) -> tuple[str, str]:
+    """A metric of :func:`metric` as (query, ``role stat``)."""
+    query, _, rest = name.partition(" ")
+    return query, rest
+
+
+def _growth_note(word: str, meaning: str, measured: int) -> str:
+    return f"{word}: {meaning} (over {measured} sizes)"
+
+
+def growth_of(note: str) -> tuple[str, str]:
+    """The (word, meaning) a growth row's note was written from (:func:`_growth_note`)."""
+    word, _, rest = note.partition(": ")
+    return word, rest.rsplit(" (over ", 1)[0]
+
+
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
@@ -72,7 +88,7 @@ def scale_rows(section: Mapping[str, Any]) -> list[SummaryRow]:
         interface, role = _text(g.get("interface")), _text(g.get("role"))
         slope, word = _number(g.get("slope")), _text(g.get("growth"))
         measured = _count(g.get("sizes"))
-        note = (f"{word}: {_text(g.get('meaning'))} (over {measured} sizes)" if slope is not None
+        note = (_growth_note(word, _text(g.get("meaning")), measured) if slope is not None
                 else f"measured at {measured} size{'s' if measured != 1 else ''}: no slope")
         rows.append(_row(interface, str(flavours.get(interface, "")),
                          metric(_text(g.get("query")), role, GROWTH), slope,

@@ -29,6 +29,7 @@ from igestbench.results.figures import (
     measures_of,
     summary_rows,
 )
+from igestbench.results.scale_rows import growth_of, query_of
 from igestbench.results.sweeps import interface_label, sweep_lines
 
 __all__ = ["end_summary", "file_summary", "phase_line", "summary_table"]
@@ -178,7 +179,7 @@ def scale_lines(rows: Sequence[SummaryRow]) -> list[str]:
     by_query: dict[tuple[str, str], dict[str, SummaryRow]] = {}
     for r in scale:
         if r.metric != POPULATION_RATE:
-            query, _, rest = r.metric.partition(" ")
+            query, rest = query_of(r.metric)
             by_query.setdefault((r.interface, query), {})[rest] = r
     for (interface, query), figures in by_query.items():
         p50s = " / ".join(figures[f"{role} {P50}"].text for role in ("root", "member")
@@ -189,12 +190,11 @@ def scale_lines(rows: Sequence[SummaryRow]) -> list[str]:
 
 
 def _growth_text(growth: SummaryRow | None) -> str:
-    """``; flat (slope 0.03)``, and what a growing cost means (its note, as the registry wrote
-    it: ``linear: the database scans …``)."""
+    """``; flat (slope 0.03)``, and what a growing cost means (read from its note, as
+    :mod:`igestbench.results.scale_rows` wrote it: ``linear: the database scans …``)."""
     if growth is None or growth.value is None or not growth.note:
         return ""
-    word, _, meaning = growth.note.partition(": ")
-    meaning = meaning.rsplit(" (over ", 1)[0]
+    word, meaning = growth_of(growth.note)
     return f"; {word} (slope {growth.value:.2f})" + (f": {meaning}" if word != "flat" else "")
 
 
