@@ -15,7 +15,7 @@ import pytest
 from igestbench.config import ServeConfig
 from igestbench.icat.beans import Bean
 from igestbench.icat.soapxml import ICAT_NS, SOAP_ENV_NS
-from igestbench.mock import create_fast, soap
+from igestbench.mock import create_fast_xml, soap
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.mock.store import Store
 
@@ -89,7 +89,7 @@ def sides(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str, str], tupl
     """Send one createMany to a catalogue with the fast path and one without; both answers."""
     with LocalCatalogue(ServeConfig()) as a, LocalCatalogue(ServeConfig()) as b:
         fast, slow = Side(a), Side(b)
-        real = create_fast.create_many_xml
+        real = create_fast_xml.create_many_xml
 
         def send(user: str, beans: str) -> tuple[bytes, bytes]:
             fast_answer = fast.create_many(user, fast.fill(beans))

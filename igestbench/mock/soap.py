@@ -27,7 +27,7 @@ from igestbench.icat.faults import (
 )
 from igestbench.icat.operations import operations_for
 from igestbench.icat.soapxml import ICAT_NS, SOAP_ENV_NS, XS_NS, XSI_NS, escape, local_name
-from igestbench.mock.create_fast import create_many_xml
+from igestbench.mock.create_fast_xml import create_many_xml
 from igestbench.mock.gc_pause import collector_held
 from igestbench.mock.service import IcatService
 from igestbench.mock.soap_reads import Read, read_request
@@ -360,7 +360,7 @@ class SoapEndpoint:
         # refused before the beans are decoded, which costs far more than counting them
         beans = [c for c in w if local_name(c) == "beans"]
         self.service.check_batch_size(len(beans))
-        ids = create_many_xml(self.service, self._sid(w), beans, self.zone)  # mock/create_fast
+        ids = create_many_xml(self.service, self._sid(w), beans, self.zone)  # mock/create_fast_xml
         if ids is not None:
             return "".join(map("<return>{}</return>".format, ids))
         with collector_held():  # thousands of Beans, no cycles (mock/gc_pause.py)
