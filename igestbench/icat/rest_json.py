@@ -223,7 +223,7 @@ class _Decoder:
                 # ICAT has no setter for them and fails with a ClassCastException
                 raise IcatInternal(f"class java.lang.ClassCastException {entity.name}.{key}")
             if f.rel is RelType.ATTRIBUTE:
-                decoded = None if value is None else self.attribute(entity, f, value)
+                decoded = None if value is None else read_attribute(entity, f, value)
                 if decoded is not None or self.writing:
                     values[key] = decoded
             elif f.rel is RelType.ONE:
@@ -260,42 +260,45 @@ class _Decoder:
                     values[key] = children
         return Bean(entity.name, values)
 
-    def attribute(self, entity: Entity, f: Field, value: Any) -> Any:
-        t = f.type
-        wrong = IcatInternal(
-            f"class java.lang.ClassCastException: {entity.name}.{f.name} is not a {t}"
-        )
-        if t == "Date":
-            try:
-                if not isinstance(value, str):
-                    raise ValueError(value)
-                return parse_date(value)
-            except ValueError:
-                raise IcatBadParameter(f"Badly formatted date {dumps_text(value)}") from None
-        if t in ("boolean", "Boolean"):
-            if not isinstance(value, bool):
-                raise IcatBadParameter(f"Field {f.name} must be true or false in {entity.name}")
-            return value
-        if t in ("Long", "Integer"):
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise wrong
-            if isinstance(value, float) and not value.is_integer():
-                raise IcatInternal(f"java.lang.ArithmeticException: Rounding necessary ({f.name})")
-            return int(value)
-        if t == "Double":
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise wrong
-            return float(value)
-        if not isinstance(value, str):
-            raise wrong
-        if t in ENUMERATIONS:
-            allowed = ENUMERATIONS[t]
-            if value.upper() not in allowed:
-                raise IcatBadParameter(
-                    f"Field {f.name} must be in [{', '.join(allowed)}] for {entity.name}"
-                )
-            return value.upper()
+
+def read_attribute(entity: Entity, f: Field, value: Any) -> Any:
+    """A written attribute's value (not null) as icat.server reads it from JSON; its fault
+    (with its type and message) where it cannot."""
+    t = f.type
+    wrong = IcatInternal(
+        f"class java.lang.ClassCastException: {entity.name}.{f.name} is not a {t}"
+    )
+    if t == "Date":
+        try:
+            if not isinstance(value, str):
+                raise ValueError(value)
+            return parse_date(value)
+        except ValueError:
+            raise IcatBadParameter(f"Badly formatted date {dumps_text(value)}") from None
+    if t in ("boolean", "Boolean"):
+        if not isinstance(value, bool):
+            raise IcatBadParameter(f"Field {f.name} must be true or false in {entity.name}")
         return value
+    if t in ("Long", "Integer"):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise wrong
+        if isinstance(value, float) and not value.is_integer():
+            raise IcatInternal(f"java.lang.ArithmeticException: Rounding necessary ({f.name})")
+        return int(value)
+    if t == "Double":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise wrong
+        return float(value)
+    if not isinstance(value, str):
+        raise wrong
+    if t in ENUMERATIONS:
+        allowed = ENUMERATIONS[t]
+        if value.upper() not in allowed:
+            raise IcatBadParameter(
+                f"Field {f.name} must be in [{', '.join(allowed)}] for {entity.name}"
+            )
+        return value.upper()
+    return value
 
 
 def dumps_text(value: Any) -> str:

@@ -41,6 +41,7 @@ from igestbench.icat.faults import (
     IcatSession,
 )
 from igestbench.mock import rest_routes
+from igestbench.mock.create_fast_json import create_many_json
 from igestbench.mock.http import Request, Response
 from igestbench.mock.port import PortEndpoint
 from igestbench.mock.rest_write import write
@@ -322,6 +323,9 @@ class RestEndpoint:
         data = self._json(text, offset=0)  # inside ICAT's loop over the list already
         if isinstance(data, list):
             self.service.check_batch_size(len(data))
+        ids = create_many_json(self.service, sid, data)  # all new, of one type: mock/create_fast
+        if ids is not None:
+            return 200, ids
         beans = rest_json.beans_from_write(self.profile, data)
         return 200, write(self.service, sid, beans)
 
