@@ -24,6 +24,7 @@ ICAT 4.3 had no REST API: a catalogue of that profile answers 404 here, as its G
 
 from __future__ import annotations
 
+import binascii
 import json
 import logging
 import math
@@ -100,9 +101,28 @@ def _dumps(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
+#: A % that does not start an escape (% and two hex digits): urllib's loop keeps it as it is.
+_LONE_PERCENT = re.compile(rb"%(?![0-9A-Fa-f]{2})")
+_PERCENT_AS_EQUALS = bytes.maketrans(b"%", b"=")
+
+
 def unquote_bytes(body: bytes) -> bytes:
-    """A form body with its %-escapes and pluses decoded (what a form field's JSON is)."""
-    return unquote_to_bytes(body.replace(b"+", b" "))
+    """A form body with its %-escapes and pluses decoded (what a form field's JSON is): the
+    bytes of ``urllib.parse.unquote_to_bytes``.
+
+    A client's form escapes JSON's every brace, quote, colon and comma: 10,000 Datafiles are a
+    2 MB body with 600,000 escapes, which urllib decodes in a Python loop (0.13 s, twice per
+    write: here and in the form's parsing) — as long as the write's own storing. Quoted-
+    printable's ``=XX`` is the same escape, and binascii decodes it in C: with every ``=``
+    escaped first (``=3D``) and every ``%`` made a ``=``, the answer is the same wherever each
+    ``%`` starts an escape (else urllib's loop decides what a lone ``%`` means).
+    """
+    text = body.replace(b"+", b" ")
+    if b"%" not in text:
+        return text
+    if _LONE_PERCENT.search(text) is not None:
+        return unquote_to_bytes(text)
+    return binascii.a2b_qp(text.replace(b"=", b"=3D").translate(_PERCENT_AS_EQUALS))
 
 
 def error_response(error: IcatError) -> Response:
@@ -119,12 +139,36 @@ class _MethodNotAllowed(Exception):
 class _Params:
     """Query or form parameters; the first value of each, None when absent."""
 
-    def __init__(self, text: str) -> None:
-        self._values = parse_qs(text, keep_blank_values=True)
+    def __init__(self, text: str = "") -> None:
+        self._values = parse_qs(text, keep_blank_values=True) if text else {}
+
+    @classmethod
+    def of_form(cls, body: bytes) -> _Params:
+        """The fields of a form body, as ``parse_qs`` finds them in its text; an ASCII body
+        (what clients send: they escape the rest) decoded by :func:`unquote_bytes`."""
+        if not body.isascii():
+            return cls(body.decode("utf-8", "replace"))
+        params = cls()
+        for field in body.split(b"&"):
+            if field:
+                name, _, value = field.partition(b"=")
+                params._values.setdefault(_form_text(name), []).append(_form_text(value))
+        return params
 
     def get(self, name: str) -> str | None:
         values = self._values.get(name)
         return values[0] if values else None
+
+
+def _braces(body: bytes) -> int:
+    """The braces of a form body once decoded, those in JSON strings too: a ``{`` or its
+    escape (urllib decodes every ``%7B``, whatever stands before it). Counting objects
+    exactly, outside strings, costs a pass over the decoded body: only beyond this bound."""
+    return body.count(b"{") + body.count(b"%7B") + body.count(b"%7b")
+
+
+def _form_text(piece: bytes) -> str:
+    return unquote_bytes(piece).decode("utf-8", "replace")
 
 
 class RestEndpoint:
@@ -215,14 +259,14 @@ class RestEndpoint:
         body = request.body
         # an object takes at least 2 bytes ("{}"): only a large body can exceed the budget,
         # and it is refused before any of it is parsed
-        if len(body) > 2 * self.max_objects:
+        if len(body) > 2 * self.max_objects and _braces(body) > self.max_objects:
             objects = _JSON_STRING.sub(b"", unquote_bytes(body)).count(b"{")
             if objects > self.max_objects:
                 raise IcatBadParameter(
                     f"the request has more than {self.max_objects} JSON objects "
                     "(sv7 serve --max-elements)"
                 )
-        return _Params(body.decode("utf-8", "replace"))
+        return _Params.of_form(body)
 
     # --- metadata and sessions -----------------------------------------------------------
 
