@@ -235,10 +235,9 @@ def sweep_verdict(sweep: Mapping[str, Any], cap_option: str = "--max-rate") -> S
     verdict = _verdict(sustained, samples, steps, stopped, slo, cap_option)
     if at is not None and at.get("client_bound") is True:
         # the load generator, not the catalogue, may have limited the step that sustained
-        verdict = SweepVerdict(verdict.value, verdict.bound, samples,
-                               (*verdict.marks, "client-bound"),
-                               f"{verdict.reason}; the load generator was client-bound at "
-                               f"{_rate(sustained)}", slo)
+        verdict = replace(
+            verdict, marks=(*verdict.marks, "client-bound"),
+            reason=f"{verdict.reason}; the load generator was client-bound at {_rate(sustained)}")
     return _with_lower_breaks(verdict, steps, sustained, slo)
 
 

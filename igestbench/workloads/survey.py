@@ -60,16 +60,22 @@ WHY_AFTER = "created after the run ended"
 WHY_ELSEWHERE = "hangs below a Facility that is not the run's"
 
 
-def search_all(catalogue: Catalogue, query: Query) -> list[Any]:
-    """Every answer of ``query`` (ordered, so that pages do not overlap), asked :data:`PAGE` at
-    a time: no answer passes the server's entity limit (ICAT's maxEntities, 10,000 by
-    default)."""
-    found: list[Any] = []
+def pages(search: Callable[[Query], list[Any]], query: Query) -> Iterator[list[Any]]:
+    """The answers of ``query`` (ordered, so that pages do not overlap), asked of ``search``
+    :data:`PAGE` at a time: no answer passes the server's entity limit (ICAT's maxEntities,
+    10,000 by default); a caller that has found what it looked for stops asking."""
+    skip = 0
     while True:
-        page = catalogue.search(query.limit(len(found), PAGE))
-        found += page
+        page = search(query.limit(skip, PAGE))
+        skip += len(page)
+        yield page
         if len(page) < PAGE:
-            return found
+            return
+
+
+def search_all(catalogue: Catalogue, query: Query) -> list[Any]:
+    """Every answer of ``query`` (ordered), in pages (:func:`pages`)."""
+    return [answer for page in pages(catalogue.search, query) for answer in page]
 
 
 @dataclass
@@ -174,32 +180,20 @@ class _Surveyor:
 
     def ids(self, entity: str, where: Mapping[str, Condition], select: str = "id") -> list[int]:
         """Every ``select`` (an id path) of the ``entity`` objects matching ``where``, in pages."""
-        found: list[int] = []
         base = Query(entity).select(select).where(where).order_by(select)
-        skip = 0
-        while True:
-            page = self._search(base.limit(skip, PAGE))
-            skip += len(page)
-            found += [int(i) for i in page if i is not None]
-            if len(page) < PAGE:
-                return found
+        return [int(i) for page in pages(self._search, base) for i in page if i is not None]
 
     def _outside(self, entity: str, where: Mapping[str, Condition], earliest: bool) -> list[int]:
         """Ids of the objects created before the window (``earliest``) or after it."""
         found: list[int] = []
         order = ("createTime", "ASC" if earliest else "DESC")
         base = Query(entity).where(where).order_by(order, "id")
-        skip = 0
-        while True:
-            page = self._search(base.limit(skip, PAGE))
-            skip += len(page)
+        for page in pages(self._search, base):
             for bean in page:
-                when = bean.values.get("createTime")
-                if when in self.window:
-                    return found
+                if bean.values.get("createTime") in self.window:
+                    return found  # in time order: the rest were made in the window or beyond it
                 found.append(int(bean.id))
-            if len(page) < PAGE:
-                return found
+        return found
 
     # --- the walk ------------------------------------------------------------------------
 
