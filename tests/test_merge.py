@@ -188,7 +188,7 @@ def test_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
      "operator Nobody is not one of the [[site]] names"),
     ('[campaign]\nname = "x"\n[[site]]\nname = "HZB"\n[[site]]\nname = "hzb"\n',
      "site HZB, hzb listed more than once"),
-    ('[campaign]\nname = "x"\nparts = ["dance"]\n', "unknown part(s) dance"),
+    ('[campaign]\nname = "x"\nparts = ["dance"]\n', "unknown part 'dance'; choose from verify"),
     ('[campaign]\n', "name must be a non-empty string"),
     ("[campaign\n", "not valid TOML"),
 ])
