@@ -36,6 +36,8 @@ FIGURE_W, PANEL_H = 10.4, 2.4
 BAR_H, GROUP_H = 0.09, 0.24
 FONT = 9.0
 _TICK, _PAD, _LABEL_PAD, _TITLE_PAD = 3.5, 3.5, 4.0, 6.0
+#: points from one tick label's middle to the next one's above it, at least
+_LABEL_GAP = 1.4 * FONT
 #: dash patterns of a line 1 pt wide (matplotlib's lines.*_pattern), scaled by its width
 _DASHES = {DASHED: (3.7, 1.6), DOTTED: (1.0, 1.65), DASHDOT: (6.4, 1.6, 1.0, 1.6)}
 LINE_W, DOT_W, STAR_SIZE = 1.3, 3.5, 11.0
@@ -300,10 +302,11 @@ class _PanelWriter:
     def _line_ticks(self, xs: list[float]) -> None:
         panel = self.panel
         if panel.log:
-            sizes = sorted(set(xs))
-            self._x_ticks(sizes, [f"{x:,.0f}" for x in sizes], grid=False)
-            y_ticks = axes.log_ticks(self.y)
-            shown = self._y_ticks(y_ticks, [axes.grouped(t) for t in y_ticks], grid=True)
+            x_ticks = self._log_x_ticks(sorted(set(xs)))
+            self._x_ticks(x_ticks, [axes.grouped(x) for x in x_ticks], grid=False)
+            # a label's height and a little between: labels one above the other never touch
+            y_ticks = axes.log_ticks(self.y, gap=_LABEL_GAP / self.h)
+            shown = self._y_ticks(y_ticks, axes.log_labels(y_ticks), grid=True)
             minor = [t for t in axes.log_minor_ticks(self.y) if t not in y_ticks]
             if minor:  # unlabelled, as matplotlib marks the rest of each decade
                 self.out.append('<path d="' + "".join(
@@ -321,6 +324,18 @@ class _PanelWriter:
             y_ticks = axes.nice_ticks(self.y, integer=panel.counts)
             shown = self._y_ticks(y_ticks, axes.labels(y_ticks), grid=True)
         self._axis_labels(shown)
+
+    def _log_x_ticks(self, sizes: list[float]) -> list[float]:
+        """The x values measured (the catalogue sizes a run chose), those that fit side by side;
+        beside a single one, the log axis's own ticks that keep clear of it."""
+        widest = axes.text_width(axes.grouped(round(10 ** self.x.high)), FONT)
+        gap = (widest + 2 * _PAD) / self.w
+        kept = axes.spaced(self.x, sizes, gap)
+        if len(kept) > 1:
+            return kept
+        clear = [t for t in axes.log_ticks(self.x, gap)
+                 if all(abs(self.x.share(t) - self.x.share(s)) >= gap for s in kept)]
+        return sorted([*kept, *clear])
 
     # -- bars ---------------------------------------------------------------------------------
 
