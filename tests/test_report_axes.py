@@ -37,9 +37,10 @@ def _readable(axis: Axis, ticks: list[float]) -> None:
 
 
 @pytest.mark.parametrize(("low", "decades", "expected"), [
-    # 0.3 decade: 0.9 to 1.8 ms holds only 1 of the multiples 1, 2, 5 (and 0.9, 1 of all
-    # of them): steps of a linear axis, as matplotlib's LogLocator falls back to
-    (0.9, 0.3, ["1.00", "1.25", "1.50", "1.75"]),
+    # 0.3 decade: 0.9 to 1.8 ms holds only 1 of the multiples 1, 2, 5: ISO 3's R''10
+    (0.9, 0.3, ["1", "1.2", "1.5"]),
+    # narrower: a linear axis's steps, as matplotlib's LogLocator falls back to
+    (1.1, 0.15, ["1.1", "1.2", "1.3", "1.4", "1.5"]),
     # about a decade: 1, 2, 5 and the decade
     (1.3, 1.0, ["2", "5", "10"]),
     (2.0, 2.0, ["2", "5", "10", "20", "50", "100", "200"]),
@@ -70,11 +71,13 @@ def test_every_log_axis_has_three_readable_labels(low: float, high: float) -> No
     assert all(axis.shows(t) for t in axes.log_minor_ticks(axis))
 
 
-def test_a_log_axis_between_one_and_one_and_a_half_decades_uses_matplotlibs_subset() -> None:
-    # 1, 2, 5 gives two labels between 6 and 24 (10, 20): 1, 2, 3, 4, 6 of a decade gives three
+def test_a_log_axis_of_about_half_a_decade_labels_round_numbers_spread_along_it() -> None:
+    # 1, 2, 5 gives two labels between 6 and 24 (10, 20): R''5 of ISO 3 gives four
     axis = axes.logarithmic([6.0, 24.0])
-    assert axes.log_ticks(axis, GAP) == [6.0, 10.0, 20.0]
-    assert axes.log_labels([6.0, 10.0, 20.0]) == ["6", "10", "20"]
+    assert axes.log_ticks(axis, GAP) == [6.0, 10.0, 15.0, 25.0]
+    # the tryout's "Datafile by name only", 0.45 to 1.4 ms: labels below 1 and above
+    axis = axes.logarithmic([0.45, 1.4])
+    assert axes.log_labels(axes.log_ticks(axis, GAP)) == ["0.5", "0.6", "0.8", "1", "1.2"]
 
 
 def test_labels_never_come_nearer_than_the_gap() -> None:
@@ -103,9 +106,20 @@ def test_a_rate_axis_of_a_hundred_thousand_reads_with_its_separator() -> None:
     # burst createMany: rate, as `sv7 run --profile full` drew it: "100000" without a separator
     rates = (Series("A · SOAP zeep", (1.0, 2.0, 4.0), (61_000.0, 88_000.0, 97_500.0)),)
     panel = Panel("burst createMany: rate", "clients", "Datafiles/s", rates, ticks_at_data=True)
-    texts = [t.text for t in _texts(draw_chart(Chart("r", "scaling", "R", (panel,))).svg)]
+    svg = draw_chart(Chart("r", "scaling", "R", (panel, panel), columns=2)).svg
+    texts = [t.text for t in _texts(svg)]
     assert "100,000" in texts and "50,000" in texts
     assert not any(t and re.fullmatch(r"\d{4,}", t) for t in texts), texts
+    # the wider labels push the y label left: it stays inside the chart, and clear of the
+    # panel on its left (a rotated label reaches about a font size left of its baseline)
+    frames = sorted(float(r.get("x", "0")) + float(r.get("width", "0"))
+                    for r in ET.fromstring(svg).iter(f"{_SVG}rect") if r.get("class"))
+    label_xs = sorted(float(m) for m in re.findall(r'translate\((-?[\d.]+) [\d.]+\) rotate', svg))
+    assert len(label_xs) == 2 and label_xs[0] - 9.0 >= 0
+    assert label_xs[1] - 9.0 >= frames[0], (label_xs, frames)
+    widest = max(axes.text_width(t, 9.0) for t in ("100,000", "50,000"))
+    first = min(float(t.get("x", "0")) for t in _texts(svg) if t.text == "100,000")
+    assert first - widest > label_xs[0] + 2  # the tick labels end right of the y label
 
 
 def _y_labels(svg: str) -> list[list[tuple[float, str]]]:

@@ -20,9 +20,12 @@ MARGIN = 0.05
 _STEPS = (1.0, 2.0, 2.5, 5.0, 10.0)
 #: The multiples of each decade a log axis may label, tried in this order: 1, 2 and 5; the
 #: decades alone where those are too many; and where both are too few (an axis of about a decade
-#: or less) matplotlib's choice for such spans (LogFormatter's minor_thresholds): 1, 2, 3, 4 and
-#: 6 of the decade, then every multiple.
-_LOG_SUBS = ((1.0, 2.0, 5.0), (1.0,), (1.0, 2.0, 3.0, 4.0, 6.0), tuple(map(float, range(1, 10))))
+#: or less; matplotlib's LogFormatter labels more of the decade there too, its minor_thresholds)
+#: the rounded preferred numbers of ISO 3, R''5 then R''10: round, and spread evenly along a log
+#: axis, so that a panel from 0.45 to 1.4 ms reads 0.5, 0.6, 0.8, 1, 1.2 rather than five
+#: labels below 1 and none above.
+_LOG_SUBS = ((1.0, 2.0, 5.0), (1.0,), (1.0, 1.5, 2.5, 4.0, 6.0),
+             (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0))
 #: a log axis's labels: at least this many where the axis allows (a reader needs two to read a
 #: value off the chart, and a third to see the scale is not linear) ...
 _LOG_LEAST = 3
@@ -104,12 +107,13 @@ def log_ticks(axis: Axis, gap: float) -> list[float]:
     that labels never overlap).
 
     The first of these that gives three: 1, 2 and 5 of each decade; the decades (every n-th of
-    many); 1, 2, 3, 4 and 6 of each decade; every multiple. Where a span is too narrow for any
-    (0.9 to 1.6 ms holds only 1 and 0.9), the 1-2-2.5-5 steps of a linear axis over its values,
-    as matplotlib's LogLocator falls back to its AutoLocator there.
+    many); 1, 1.5, 2.5, 4 and 6 of each decade; 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 and 8 of each.
+    Where a span is too narrow for any (1.1 to 1.6 ms holds only 1.2 and 1.5), the 1-2-2.5-5
+    steps of a linear axis over its values (four intervals, or more where that gives fewer than
+    three labels), as matplotlib's LogLocator falls back to its AutoLocator there.
     """
     candidates = [_multiples(axis, subs) for subs in _LOG_SUBS]
-    candidates += [_linear_steps(axis, intervals) for intervals in (4, 3, 2)]
+    candidates += [_linear_steps(axis, intervals) for intervals in (4, 6, 8, 3, 2)]
     readable = [t for t in candidates if len(t) <= _LOG_MOST and _apart(axis, t, gap)]
     enough = next((t for t in readable if len(t) >= _LOG_LEAST), None)
     if enough is not None:
