@@ -155,7 +155,8 @@ class Reader:
                 values = self._values(compiled, cursor, self.zone)
                 return codec.values(self.profile, values, self.zone)
             build = functools.partial(self._bodies, codec)
-            entity, rows, ones, manys = self._entities(compiled, cursor, restrict, build)
+            found = self._entities(compiled, cursor, restrict, build, narrow=True)
+            entity, rows, ones, manys = found
             encoder = codec.row_encoder(self.profile, entity.name, self.zone)
             return codec.entities(encoder.returns(rows, ones, manys))
 
@@ -177,7 +178,7 @@ class Reader:
     ) -> str:
         build = functools.partial(self._bodies, codec)
         with self.plans.timed(_get_key(query)):
-            entity, row, ones, manys = self._get(user, query, obj_id, restrict, build)
+            entity, row, ones, manys = self._get(user, query, obj_id, restrict, build, narrow=True)
             encoder = codec.row_encoder(self.profile, entity.name, self.zone)
             return encoder.returns([row], ones, manys)
 
@@ -193,9 +194,16 @@ class Reader:
         return codec.row_encoder(profile, entity.name, self.zone).bodies(rows, ones, manys)
 
     def _get(
-        self, user: str, query: str, obj_id: int, restrict: Restrictions, build: Build[T]
+        self,
+        user: str,
+        query: str,
+        obj_id: int,
+        restrict: Restrictions,
+        build: Build[T],
+        narrow: bool = False,
     ) -> tuple[Entity, Row, dict[str, dict[int, T]], dict[str, dict[int, list[T]]]]:
-        """The row of object ``obj_id`` and, built by ``build``, what it INCLUDEs."""
+        """The row of object ``obj_id`` and, built by ``build``, what it INCLUDEs (``narrow``:
+        see :meth:`_related`)."""
         compiled = compile_get(self.profile, query)
         self.plans.check(_get_key(query))  # a get INCLUDing much: one row, many children
         entity = self.profile.entity(compiled.entity)
@@ -213,7 +221,8 @@ class Reader:
                 )
         budget = [self.max_entities - 1]
         ones, manys = self._related(
-            entity, [row], compiled.includes, compiled.include_all_ones, restrict, budget, build
+            entity, [row], compiled.includes, compiled.include_all_ones, restrict, budget, build,
+            narrow,
         )
         return entity, row, ones, manys
 
@@ -232,15 +241,18 @@ class Reader:
         cursor: sqlite3.Cursor,
         restrict: Restrictions,
         build: Build[T],
+        narrow: bool = False,
     ) -> tuple[Entity, list[Row], dict[str, dict[int, T]], dict[str, dict[int, list[T]]]]:
-        """The result rows of an entity search and, built by ``build``, what they INCLUDE."""
+        """The result rows of an entity search and, built by ``build``, what they INCLUDE
+        (``narrow``: see :meth:`_related`)."""
         assert compiled.entity is not None
         entity = self.profile.entity(compiled.entity)
         rows = cursor.fetchmany(self.max_entities + 1)
         self._check_size(len(rows))
         budget = [self.max_entities - len(rows)]
         ones, manys = self._related(
-            entity, rows, compiled.includes, compiled.include_all_ones, restrict, budget, build
+            entity, rows, compiled.includes, compiled.include_all_ones, restrict, budget, build,
+            narrow,
         )
         return entity, rows, ones, manys
 
@@ -274,10 +286,17 @@ class Reader:
         restrict: Restrictions,
         budget: list[int],
         build: Build[T],
+        narrow: bool = False,
     ) -> tuple[dict[str, dict[int, T]], dict[str, dict[int, list[T]]]]:
         """The objects ``rows`` INCLUDE, built by ``build``: per many-to-one field id → object,
         per one-to-many field parent id → objects (ordered by id). Relations not INCLUDEd are
-        absent, and so are objects the user may not read (ICAT drops them silently)."""
+        absent, and so are objects the user may not read (ICAT drops them silently).
+
+        ``narrow``: ``build`` writes answer text, which gives an object's many-to-one ids only
+        for what it INCLUDEs; so the objects at the leaves of the INCLUDE tree are fetched
+        without them (:func:`tables.attribute_width`). A Dataset's 400 Datafiles have two such
+        columns of fifteen, and each value SQLite hands over costs as much as writing it.
+        """
         ones: dict[str, dict[int, T]] = {}
         manys: dict[str, dict[int, list[T]]] = {}
         wanted: dict[str, tuple[IncludeNode, ...]] = {}
@@ -290,19 +309,22 @@ class Reader:
         for name, children in wanted.items():
             f = entity.field(name)
             target = self.profile.entity(f.type)
+            width = tables.attribute_width(target) if narrow and not children else None
             if f.rel is RelType.ONE:
                 i = tables.column_index(entity, name)
                 ids = sorted({row[i] for row in rows if row[i] is not None})
-                found = self._fetch(target, tables.column("o", BASE_FIELDS[2]), ids, restrict)
+                found = self._fetch(target, BASE_FIELDS[2], ids, restrict, width)
             else:
                 assert f.mapped_by is not None
                 back = target.field(f.mapped_by)
                 parents = sorted({row[0] for row in rows})
-                found = self._fetch(target, tables.column("o", back), parents, restrict)
+                # the parent's column only when it sorts the children among several parents
+                also = back if width is not None and len(parents) > 1 else None
+                found = self._fetch(target, back, parents, restrict, width, also)
             budget[0] -= len(found)
             self._check_size(self.max_entities - budget[0])
             sub_ones, sub_manys = self._related(
-                target, found, children, False, restrict, budget, build
+                target, found, children, False, restrict, budget, build, narrow
             )
             objects = build(self.profile, target, found, sub_ones, sub_manys)
             if f.rel is RelType.ONE:
@@ -310,7 +332,7 @@ class Reader:
             elif len(parents) == 1:  # one parent (a Dataset and its Datafiles): all are its
                 manys[name] = {parents[0]: objects} if objects else {}
             else:
-                j = tables.column_index(target, back.name)
+                j = tables.column_index(target, back.name) if width is None else width
                 groups: dict[int, list[T]] = {}
                 for row, obj in zip(found, objects, strict=True):
                     groups.setdefault(row[j], []).append(obj)
@@ -318,15 +340,23 @@ class Reader:
         return ones, manys
 
     def _fetch(
-        self, target: Entity, key_column: str, keys: Sequence[int], restrict: Restrictions
+        self,
+        target: Entity,
+        key: Field,
+        keys: Sequence[int],
+        restrict: Restrictions,
+        width: int | None = None,
+        also: Field | None = None,
     ) -> list[Row]:
-        """Rows of ``target`` whose ``key_column`` is one of ``keys``, ordered by id."""
+        """Rows of ``target`` whose column of ``key`` is one of ``keys``, ordered by id: every
+        column, or the first ``width`` and then the column of ``also``."""
         extra, extra_params = "", ()
         if restrict is not None and target.name in restrict:
             # asked of the children found, not as the list of all the user may read
             test, extra_params = correlated("o", *restrict[target.name])
             extra = f" AND {test}"
-        select = f"SELECT {tables.select_list(target, 'o')} FROM {tables.table(target)} o"
+        select = _select(target, width, also)
+        key_column = tables.column("o", key)
         found: list[Row] = []
         for chunk in _chunks(keys):
             sql = f"{select} WHERE {key_column} IN ({','.join('?' * len(chunk))}){extra}"
@@ -370,6 +400,23 @@ def _beans(
 
 
 _first = operator.itemgetter(0)
+
+#: id of an entity, width, also's name → (the entity, kept so its id stays its own; the SELECT)
+_SELECTS: dict[tuple[int, int | None, str | None], tuple[Entity, str]] = {}
+
+
+def _select(target: Entity, width: int | None, also: Field | None) -> str:
+    """``SELECT <columns> FROM <table> o`` for :meth:`Reader._fetch`; made once per shape
+    (keyed on the entity's id: hashing an Entity, a dataclass of all its fields, costs
+    microseconds, which every INCLUDE would pay)."""
+    key = (id(target), width, None if also is None else also.name)
+    made = _SELECTS.get(key)
+    if made is None:
+        fields = tables.stored_fields(target)
+        chosen = [*fields[:width], *(() if also is None else (also,))]
+        columns = ", ".join(tables.column("o", f) for f in chosen)
+        made = _SELECTS[key] = (target, f"SELECT {columns} FROM {tables.table(target)} o")
+    return made[1]
 
 
 @functools.cache

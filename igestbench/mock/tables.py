@@ -72,6 +72,12 @@ def stored_fields(entity: Entity) -> tuple[Field, ...]:
     return (BASE_FIELDS[2], *base, *entity.attributes, *entity.ones)
 
 
+def attribute_width(entity: Entity) -> int:
+    """How many leading columns of :func:`select_list` hold ``entity``'s attributes (its
+    many-to-one ids come after them)."""
+    return len(stored_fields(entity)) - len(entity.ones)
+
+
 @functools.cache
 def column_index(entity: Entity, name: str) -> int:
     """The position of field ``name``'s column in a row selected with :func:`select_list`."""
