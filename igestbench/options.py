@@ -11,10 +11,11 @@ Adding an option is one entry here and one field in :class:`igestbench.config.Ru
 from __future__ import annotations
 
 import argparse
+import difflib
 import itertools
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -198,25 +199,40 @@ def file_sizes(value: object) -> tuple[int, ...]:
     return tuple(dict.fromkeys(sizes))
 
 
-def names(choices: tuple[str, ...]) -> Parse:
+def unknown(what: str, bad: Sequence[str], choices: Sequence[str]) -> str:
+    """``unknown part 'scal' (did you mean 'scale'?); choose from verify, …``: a value that is
+    none of ``choices``, read as a sentence, with the likely one where a typo is plain."""
+
+    def named(word: str) -> str:
+        close = difflib.get_close_matches(word, choices, n=1)
+        return f"{word!r} (did you mean {close[0]!r}?)" if close else repr(word)
+
+    plural = "s" if len(bad) > 1 else ""
+    return f"unknown {what}{plural} {', '.join(map(named, bad))}; choose from {', '.join(choices)}"
+
+
+def names(choices: tuple[str, ...], what: str) -> Parse:
+    """Some of ``choices`` (each a ``what``), separated by commas."""
+
     def parse(value: object) -> tuple[str, ...]:
         items = _items(value)
         bad = [i for i in items if i not in choices]
-        if bad or not items:
-            what = f"unknown {', '.join(bad)}" if bad else "none given"
-            raise OptionError(f"{what}; choose from {', '.join(choices)}")
+        if bad:
+            raise OptionError(unknown(what, bad, choices))
+        if not items:
+            raise OptionError(f"no {what} given; choose from {', '.join(choices)}")
         return tuple(items)
 
     return parse
 
 
-def choice(choices: tuple[str, ...]) -> Callable[[object], str]:
-    """One of ``choices``."""
+def choice(choices: tuple[str, ...], what: str) -> Callable[[object], str]:
+    """One of ``choices`` (a ``what``)."""
 
     def parse(value: object) -> str:
         word = _text(value)
         if word not in choices:
-            raise OptionError(f"expected one of {', '.join(choices)}, not {word!r}")
+            raise OptionError(unknown(what, [word], choices))
         return word
 
     return parse
@@ -236,10 +252,8 @@ def mix(value: object) -> dict[str, int]:
     result: dict[str, int] = {}
     for name, raw in pairs:
         if name not in MIX_OPERATIONS:
-            raise OptionError(
-                f"unknown operation {name!r}; choose from {', '.join(MIX_OPERATIONS)} "
-                "(NAME=WEIGHT, e.g. search=21,get=8,create=1)"
-            )
+            raise OptionError(f"{unknown('operation', [name], MIX_OPERATIONS)} "
+                              "(NAME=WEIGHT, e.g. search=21,get=8,create=1)")
         try:
             result[name] = weight(raw)
         except OptionError:
@@ -329,7 +343,7 @@ class RunOption:
 
 #: Each option of sv7 run, defined once.
 RUN_OPTIONS: tuple[RunOption, ...] = (
-    RunOption("--profile", "profile", choice(PROFILES),
+    RunOption("--profile", "profile", choice(PROFILES, "profile"),
               "quick: every part in about a minute (the default); full: the campaign's "
               "measurement. Options given win over the profile's values"),
     RunOption("--target", "target", target,
@@ -337,13 +351,13 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
     RunOption("--site", "site", text,
               "name of the site running the suite (default: local on the built-in catalogue, "
               "this machine's short host name with --target)"),
-    RunOption("--flavour", "flavours", names(FLAVOUR_NAMES),
+    RunOption("--flavour", "flavours", names(FLAVOUR_NAMES, "flavour"),
               "client flavours: zeep, python-icat, lean over SOAP; rest over REST "
               "(quick: zeep; full: zeep,python-icat)"),
-    RunOption("--interface", "interfaces", names(INTERFACES),
+    RunOption("--interface", "interfaces", names(INTERFACES, "interface"),
               "interfaces to measure: soap, rest (default: what the target serves; "
               "SOAP with the --flavour clients, REST with the rest client)"),
-    RunOption("--parts", "parts", names(PARTS),
+    RunOption("--parts", "parts", names(PARTS, "part"),
               "verify,full-cycle,single-query,burst,multi-query,sweep,scale,ids (default: all; "
               "with --target all but scale and ids, which build big trees and write into the "
               "facility's storage)"),

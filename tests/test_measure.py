@@ -526,6 +526,43 @@ def _series(client: list[float], capacity: list[float], busiest: list[float],
                        load_avg=[3.5] * n, client_wait_percent=wait or [0.0] * n)
 
 
+def test_a_phase_shorter_than_a_sampling_period_does_not_state_the_rest_of_the_machine(
+) -> None:
+    """The tryout saw "the rest of the machine used 0 % of CPU" for phases shorter than the
+    sampler's period: over such a phase the kernel counts a few 10 ms ticks, or none."""
+    short = PhaseSeries("p", 1.0, t_s=[0.4], dt_s=[0.4], client_cpu_percent=[40.0],
+                        client_capacity_percent=[100.0], busiest_process_percent=[40.0],
+                        others_cpu_percent=[0.0], load_avg=[3.5], client_wait_percent=[60.0])
+    summary = short.client_summary()
+    assert summary["busy_why"] == ("a client waited for a core 60 % of the time (load average "
+                                   "3.5, the phase was too short to sample the rest of the "
+                                   "machine)")
+    assert short.too_short and short.machine_busy and summary["others_percent"] is None
+    assert not _series([40.0], [100.0], [40.0], wait=[60.0]).too_short  # one whole period
+
+
+def test_a_sample_taken_in_another_thread_counts_the_cpu_since_the_last_sample() -> None:
+    """Phases switch in whichever thread runs the part, and psutil's cpu_percent keeps its
+    baseline per thread: the first sample a thread took read 0 % for every core (the false
+    "the rest of the machine used 0 % of CPU"), however busy the machine had been."""
+    with Sampler(interval_s=3600.0) as sampler:  # no sample of its own thread in the test
+        end = time.process_time() + 0.2
+        while time.process_time() < end:  # 0.2 s of CPU in this process, however long it takes
+            pass
+
+        def switch() -> None:
+            with sampler.phase("next"):
+                pass
+
+        other = threading.Thread(target=switch)
+        other.start()
+        other.join()
+    (idle, *_) = sampler.series()
+    assert idle.phase == "idle"
+    busy_s = sum(idle.per_core_percent[0]) / 100 * idle.dt_s[0]
+    assert busy_s >= 0.1, (idle.per_core_percent, idle.dt_s)
+
+
 def test_client_bound_is_the_suites_own_cpu_against_the_cores_it_could_use() -> None:
     one_core = _series([95.0, 97.0], [100.0, 100.0], [95.0, 97.0])
     assert one_core.client_bound

@@ -90,7 +90,8 @@ def test_bad_files_are_skipped_with_name_and_reason(tmp_path: Path) -> None:
         "bad-html-page.json": "not JSON but an HTML page (an error or login page saved as the "
                               "file?)",
         "bad-missing-site.json": "missing required key run.site",
-        "bad-truncated.json": "truncated (the file ends early — an interrupted copy?)",
+        "bad-truncated.json": "looks truncated: it is cut off before its end (an "
+                              "interrupted copy?); copy it again from its site",
     }
     assert [r["file"] for r in outcome.document["runs"]] == [good.name]
     assert outcome.document["skipped"][0] == {"file": "bad-foreign.json",
@@ -176,7 +177,7 @@ def test_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert load_campaign(out).run("HZB", "Two") is not None
     bad = RESULTS / "bad" / "bad-truncated.json"
     assert main(["merge", str(good), str(bad), "--campaign", str(toml), "-o", str(out)]) == 1
-    assert "skipped bad-truncated.json: truncated" in capsys.readouterr().err
+    assert "skipped bad-truncated.json: looks truncated" in capsys.readouterr().err
     out.unlink()
     assert main(["merge", str(good), str(bad), "-o", str(out), "--strict"]) == 1
     assert "nothing written (--strict)" in capsys.readouterr().err
@@ -188,7 +189,7 @@ def test_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
      "operator Nobody is not one of the [[site]] names"),
     ('[campaign]\nname = "x"\n[[site]]\nname = "HZB"\n[[site]]\nname = "hzb"\n',
      "site HZB, hzb listed more than once"),
-    ('[campaign]\nname = "x"\nparts = ["dance"]\n', "unknown part(s) dance"),
+    ('[campaign]\nname = "x"\nparts = ["dance"]\n', "unknown part 'dance'; choose from verify"),
     ('[campaign]\n', "name must be a non-empty string"),
     ("[campaign\n", "not valid TOML"),
 ])

@@ -131,9 +131,10 @@ def test_ticks_and_their_labels_read_as_matplotlibs_did() -> None:
     assert axes.labels([-0.0, 25.0, 50.0]) == ["0", "25", "50"]
     assert axes.nice_ticks(Axis(0.0, 0.3)) == [0.0, 0.1, 0.2, 0.3]  # no float noise
     log = axes.logarithmic([100.0, 10_000.0])
-    assert axes.log_ticks(log) == [100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0, 10_000.0]
-    assert axes.log_ticks(axes.logarithmic([1.0, 1e6])) == [1.0, 10.0, 100.0, 1e3, 1e4, 1e5,
-                                                            1e6]
+    assert axes.log_ticks(log, 0.05) == [100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0,
+                                         10_000.0]
+    assert axes.log_ticks(axes.logarithmic([1.0, 1e6]), 0.05) == [1.0, 10.0, 100.0, 1e3, 1e4,
+                                                                  1e5, 1e6]
     assert axes.grouped(10_000.0) == "10,000" and axes.grouped(0.2) == "0.2"
 
 

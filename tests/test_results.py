@@ -34,6 +34,9 @@ from igestbench.results.example import main as example_main
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "results"
 V1_FILE = FIXTURES / "v1" / "ELETTRA_icat.example.org_20261121T223000-ab12.json"
+#: what a result file cut short says: that it is, and what to do (merge skips it with this)
+TRUNCATED_RESULT = ("looks truncated: it is cut off before its end (an interrupted copy?); "
+                    "copy it again from its site")
 SESSION_ID = "4f6c1a0e-8d2b-4c3e-9a77-0b5d2e8f1c34"
 
 RUN = {"id": "20261121T223000-ab12", "site": "ELETTRA", "started": "2026-11-21T22:30:00.000Z"}
@@ -145,7 +148,7 @@ def test_gzip(tmp_path: Path) -> None:
     assert load_result(writer.path).status == "complete"
     cut = tmp_path / "cut.json.gz"
     cut.write_bytes(data[: len(data) // 2])
-    assert message(cut).endswith("gzip data truncated (the file ends early — an interrupted copy?)")
+    assert message(cut).endswith(f"gzip data {TRUNCATED_RESULT}")
 
 
 def test_file_names_hold_safe_characters_only() -> None:
@@ -310,7 +313,7 @@ def test_credential_keys_are_refused(tmp_path: Path, key: str) -> None:
 
 
 @pytest.mark.parametrize(("name", "reason"), [
-    ("bad-truncated.json", "truncated (the file ends early — an interrupted copy?)"),
+    ("bad-truncated.json", TRUNCATED_RESULT),
     ("bad-foreign.json", 'foreign JSON file: no "format": "igestbench-result" key'),
     ("bad-html-page.json", "not JSON but an HTML page"),
     ("bad-future-version.json",
@@ -327,7 +330,7 @@ def test_every_cut_of_a_good_file_reads_as_truncated(tmp_path: Path) -> None:
     path = tmp_path / "cut.json"
     for end in range(1, len(data.rstrip())):
         path.write_bytes(data[:end])
-        assert message(path).endswith("truncated (the file ends early — an interrupted copy?)")
+        assert message(path).endswith(TRUNCATED_RESULT)
 
 
 @pytest.mark.parametrize(("content", "reason"), [

@@ -273,8 +273,8 @@ def test_bad_options_are_usage_errors_before_any_work(tmp_path: Path) -> None:
         ("--concurrency", "0"): "sv7 run: --concurrency: expected levels from 1 to 256",
         ("--queries", "-5"): "sv7 run: --queries: expected a whole number of at least 1, not -5",
         ("--fail-on", "single-query.p99"): "sv7 run: --fail-on: 'single-query.p99': expected",
-        ("--parts", "verify,lunch"): "sv7 run: --parts: unknown lunch",
-        ("--flavour", "soap"): "sv7 run: --flavour: unknown soap",
+        ("--parts", "verify,lunch"): "sv7 run: --parts: unknown part 'lunch'",
+        ("--flavour", "soap"): "sv7 run: --flavour: unknown flavour 'soap'",
         ("--max-rate", "0"): "sv7 run: --max-rate: expected a rate in requests per second "
         "(requests/s), a number greater than 0, not 0",
         ("--reference-queries", "/no/such.toml"): "sv7 run: /no/such.toml: cannot read",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,8 @@ def test_the_default_profile_is_the_quick_tour_and_options_given_win_over_a_prof
     given = load_run_config({"concurrency": "1,4", "flavours": "lean"}, environ={})
     assert (given.profile, given.concurrency, given.flavours, given.cycles) == (
         "quick", (1, 4), ("lean",), 3)
-    with pytest.raises(UsageError, match=r"^SV7_PROFILE: expected one of quick, full, not 'ful'"):
+    with pytest.raises(UsageError, match=re.escape(
+            "SV7_PROFILE: unknown profile 'ful' (did you mean 'full'?); choose from quick, full")):
         load_run_config({}, environ={"SV7_PROFILE": "ful"})
 
 
@@ -96,8 +98,8 @@ def test_a_target_without_credentials_is_a_usage_error() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"parts": ("verify", "lunch")}, "unknown lunch"),
-        ({"flavours": ("soap-ui",)}, "unknown soap-ui"),
+        ({"parts": ("verify", "lunch")}, "unknown part 'lunch'"),
+        ({"flavours": ("soap-ui",)}, "unknown flavour 'soap-ui'"),
         ({"concurrency": (0,)}, "levels from 1 to 256"),
         ({"cycles": 0}, "--cycles: expected a whole number of at least 1, not 0"),
         ({"max_rate": float("inf")}, "--max-rate: expected a rate in requests per second"),
@@ -162,8 +164,16 @@ def _problem(cli: dict[str, object], environ: dict[str, str] | None = None,
         ("fail_on", "lunch.p99<5ms", "--fail-on: 'lunch.p99<5ms': unknown workload 'lunch'"),
         ("fail_on", "sweep.p99<5ms", "the sweep has one figure"),
         ("fail_on", "burst.p99<1.2.3ms", "'1.2.3' is not a number"),
-        ("parts", "verify,lunch", "--parts: unknown lunch; choose from verify"),
-        ("flavours", "soap-ui", "--flavour: unknown soap-ui; choose from zeep"),
+        ("parts", "verify,lunch", "--parts: unknown part 'lunch'; choose from verify"),
+        ("parts", "scal", "--parts: unknown part 'scal' (did you mean 'scale'?); choose from "
+         "verify, full-cycle, single-query, burst, multi-query, sweep, scale, ids"),
+        ("parts", "brust,lunch", "--parts: unknown parts 'brust' (did you mean 'burst'?), "
+         "'lunch'; choose from verify"),
+        ("parts", ",", "--parts: no part given; choose from verify"),
+        ("flavours", "soap-ui", "--flavour: unknown flavour 'soap-ui'; choose from zeep"),
+        ("interfaces", "sopa", "--interface: unknown interface 'sopa' (did you mean 'soap'?); "
+         "choose from soap, rest"),
+        ("mix", "serch=1", "--mix: unknown operation 'serch' (did you mean 'search'?)"),
         ("max_rate", "0", "--max-rate: expected a rate in requests per second (requests/s), "
                           "a number greater than 0, not 0"),
         ("max_rate", "-5", "--max-rate: expected a rate in requests per second (requests/s), "
@@ -190,7 +200,7 @@ def test_environment_and_file_values_are_checked_the_same_way_naming_their_sourc
     problem = _problem({}, {"SV7_CONCURRENCY": "abc"})
     assert problem.startswith("SV7_CONCURRENCY: expected levels")
     assert _problem({}, {"SV7_MIX": "foo=1"}).startswith("SV7_MIX: unknown operation 'foo'")
-    assert _problem({}, {"SV7_FLAVOUR": "soap"}).startswith("SV7_FLAVOUR: unknown soap")
+    assert _problem({}, {"SV7_FLAVOUR": "soap"}).startswith("SV7_FLAVOUR: unknown flavour 'soap'")
     assert _problem({}, {"SV7_GZIP": "perhaps"}).startswith("SV7_GZIP: expected true or false")
     toml = tmp_path / "sv7.toml"
     toml.write_text("[run]\nconcurrency = [1, 0]\n")

@@ -80,7 +80,8 @@ def test_interface_soap_leaves_rest_alone(tmp_path: Path) -> None:
 def test_bad_interface_options_are_usage_errors(tmp_path: Path) -> None:
     result = sv7("run", "--interface", "soap,corba", "--out", str(tmp_path))
     assert result.returncode == 2
-    assert result.stderr.strip() == "sv7 run: --interface: unknown corba; choose from soap, rest"
+    assert result.stderr.strip() == ("sv7 run: --interface: unknown interface 'corba'; "
+                                     "choose from soap, rest")
     with pytest.raises(UsageError, match="--interface soap: --flavour names no SOAP client"):
         RunConfig(flavours=("rest",), interfaces=("soap",))
     assert not list(tmp_path.iterdir())

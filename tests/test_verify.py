@@ -348,6 +348,16 @@ def test_passwords_come_from_the_environment_or_the_credentials_file(tmp_path: P
         load_logins(["reader=simple/reader:secret"], environ={})
 
 
+def test_an_unknown_verify_part_reads_as_a_sentence_with_the_likely_one() -> None:
+    from igestbench.icat.credentials import Logins
+
+    with pytest.raises(UsageError) as caught:
+        options_from({"verify_parts": "connectivity,sesion"}, Logins())
+    assert str(caught.value) == (
+        "--verify-parts: unknown part 'sesion' (did you mean 'session'?); choose from "
+        "connectivity, tls, soap, session, read, write, cleanup, rest, ids")
+
+
 def _check_args(*argv: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     add_check_arguments(parser)

@@ -178,6 +178,35 @@ def test_cleanup_finds_a_facility_whose_id_never_came_back(
     cat.close()
 
 
+def test_the_api_cleanup_removes_the_journal_once_all_it_lists_is_gone(
+    catalogue: LocalCatalogue, tmp_path: Path
+) -> None:
+    """The README's Python example left run.jsonl behind after a complete cleanup, where sv7 run
+    and sv7 cleanup remove theirs: now the file goes once every object it lists is gone, and
+    stays while anything is left, so that a later cleanup resumes from it."""
+    cat = connect(ClientConfig(url=catalogue.service_url), flavour="zeep")
+    cat.login("simple", {"username": "ingest", "password": "ingest"})
+    root = connect(ClientConfig(url=catalogue.service_url), flavour="zeep")
+    root.login("simple", {"username": "root", "password": "root"})
+    ctx = context(cat, tmp_path)
+    path = tmp_path / "journal.jsonl"
+    assert run_full_cycle(ctx, generate_run(tmp_path / "n", ctx.tag.name, 2)).ok
+    (facility,) = cat.search(Query("Facility").where(name=Condition("=", ctx.tag.name)))
+    # another account's object below the run's Facility: it stays, and the Facility above it
+    theirs = root.create(Bean("InvestigationType", {"name": "partner", "facility": facility}))
+
+    first = cleanup(cat, ctx.journal)
+    assert not first.complete and first.kept and path.exists()
+
+    root.delete(Bean("InvestigationType", {"id": theirs}))
+    report = cleanup(cat, Journal.load(path))  # later, from the file, as after a crash
+    assert report.complete and not path.exists()
+    assert report.journal_removed and not first.journal_removed
+    assert_clean(ctx)
+    cat.close()
+    root.close()
+
+
 def _investigation_type(cat: Catalogue, facility: int) -> Bean:
     return Bean("InvestigationType", {"id": cat.create(Bean("InvestigationType", {
         "name": "experiment", "facility": Bean("Facility", {"id": facility})}))})

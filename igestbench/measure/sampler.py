@@ -30,7 +30,8 @@ records how much of the interval the most-waiting client spent ready to run but 
 core (``client_wait_percent``, from ``/proc/…/schedstat``). When that exceeds 25 % the phase is
 ``machine_busy``: its figures include the client's wait for a core (other jobs, a catalogue on
 the same host), which the page can say beside the figure. A client waiting for answers is not
-runnable, so a slow server trips neither.
+runnable, so a slow server trips neither. A phase shorter than one sampling period does not
+state the rest of the machine's CPU (:attr:`PhaseSeries.too_short`).
 
 The thread sleeps on an Event between samples (no busy loop) and stops on :meth:`stop` or when
 the ``with`` block ends. Each sample reads four small /proc files, a fraction of a millisecond:
@@ -140,6 +141,13 @@ class PhaseSeries:
         return None
 
     @property
+    def too_short(self) -> bool:
+        """Shorter than one sampling period: the machine's CPU over it is the kernel's count of
+        a few 10 ms ticks (or of none), not a figure to state. The clients' wait for a core is
+        counted in nanoseconds, and still is one."""
+        return sum(self.dt_s) < self.interval_s
+
+    @property
     def machine_busy(self) -> bool:
         return self._why_busy() is not None
 
@@ -148,8 +156,10 @@ class PhaseSeries:
         if means is None or means[4] <= MACHINE_BUSY_WAIT_PERCENT:
             return None
         load = max(self.load_avg, default=0.0)
+        rest = ("the phase was too short to sample the rest of the machine" if self.too_short
+                else f"the rest of the machine used {means[3]:.0f} % of CPU")
         return (f"a client waited for a core {means[4]:.0f} % of the time (load average "
-                f"{load:.1f}, the rest of the machine used {means[3]:.0f} % of CPU)")
+                f"{load:.1f}, {rest})")
 
     def client_summary(self) -> dict[str, Any]:
         """The phase's clients in one object (a ``benchmarks`` entry's ``client_cpu``): their
@@ -157,6 +167,8 @@ class PhaseSeries:
         rest of the machine, the highest load average, and the verdict with its reason."""
         means = self._client_means()
         client, capacity, busiest, others, wait = means if means is not None else (None,) * 5
+        if self.too_short:
+            others = None  # as the note says: not sampled
         return {"cpu_percent": client, "capacity_percent": capacity,
                 "busiest_percent": busiest, "wait_percent": wait, "others_percent": others,
                 "load_avg": max(self.load_avg, default=None), "cores": usable_cores(),
@@ -211,6 +223,7 @@ class Sampler:
         self._t0 = time.monotonic()
         self._last_t = self._t0
         self._last_net = psutil.net_io_counters()
+        self._last_cores = psutil.cpu_times(percpu=True)
         for pid in children:
             self.add_process(pid)
 
@@ -225,11 +238,11 @@ class Sampler:
         if self._thread is not None:
             raise RuntimeError("a sampler is started once")
         # Baselines: psutil's percentages cover the time since the previous call.
-        psutil.cpu_percent(None, percpu=True)
         for process in (self._own, *self._clients):
             process.cpu_percent(None)
         self._last_t = time.monotonic()
         self._last_net = psutil.net_io_counters()
+        self._last_cores = psutil.cpu_times(percpu=True)
         self._thread = threading.Thread(target=self._run, name="sv7-sampler", daemon=True)
         self._thread.start()
         return self
@@ -294,7 +307,9 @@ class Sampler:
         elapsed = now - self._last_t
         if elapsed < 1e-3:  # a phase switch right after a sample: nothing to measure yet
             return
-        per_core = psutil.cpu_percent(None, percpu=True)
+        cores = psutil.cpu_times(percpu=True)
+        per_core = [_busy_percent(a, b) for a, b in zip(self._last_cores, cores, strict=False)]
+        self._last_cores = cores
         try:
             own = self._own.cpu_percent(None)
         except psutil.Error:
@@ -372,6 +387,26 @@ class Sampler:
             most = max(most, min(100.0, share))
         self._waits = seen
         return most
+
+
+def _busy_percent(before: Any, after: Any) -> float:
+    """How busy one core was between two of its ``psutil.cpu_times`` (100 = all the time).
+
+    Not ``psutil.cpu_percent``: it keeps its baseline per calling thread, and samples are taken
+    by the sampler's thread and by whichever thread switches phases — a first call in a thread
+    read 0 % (the rest of the machine "used 0 % of CPU"), a later one covered another interval
+    than the sample's. Idle and iowait are idle; guest time is counted in user time already.
+    """
+    def total(t: Any) -> float:
+        return float(sum(t)) - getattr(t, "guest", 0.0) - getattr(t, "guest_nice", 0.0)
+
+    def idle(t: Any) -> float:
+        return float(t.idle) + getattr(t, "iowait", 0.0)
+
+    spent = total(after) - total(before)
+    if spent <= 0:
+        return 0.0
+    return min(100.0, max(0.0, (spent - (idle(after) - idle(before))) / spent * 100))
 
 
 def _load_average() -> float:

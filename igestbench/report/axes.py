@@ -2,12 +2,15 @@
 
 The rules are matplotlib's defaults as the report used them (plot.py writes the SVG itself):
 a linear axis shows its data with a 5 % margin each side and ticks at 1-2-2.5-5 steps, about
-four intervals; a log axis shows its data with a 5 % margin of its decades and ticks at 1, 2
-and 5 of each decade; every label of an axis has the same number of decimals.
+four intervals; a log axis shows its data with a 5 % margin of its decades and labels 1, 2 and 5
+of each decade, or, over about a decade or less, as many more as make at least three labels
+(:func:`log_ticks`); every label of a linear axis has the same number of decimals, and every
+label groups its thousands ("100,000"), as every other number of the report does.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -15,8 +18,19 @@ from dataclasses import dataclass
 #: share of the data's span added each side (matplotlib's axes.xmargin / ymargin)
 MARGIN = 0.05
 _STEPS = (1.0, 2.0, 2.5, 5.0, 10.0)
-#: a log axis with more ticks than this keeps only the decades (LogLocator's numticks)
-_LOG_TICKS = 8
+#: The multiples of each decade a log axis may label, tried in this order: 1, 2 and 5; the
+#: decades alone where those are too many; and where both are too few (an axis of about a decade
+#: or less; matplotlib's LogFormatter labels more of the decade there too, its minor_thresholds)
+#: the rounded preferred numbers of ISO 3, R''5 then R''10: round, and spread evenly along a log
+#: axis, so that a panel from 0.45 to 1.4 ms reads 0.5, 0.6, 0.8, 1, 1.2 rather than five
+#: labels below 1 and none above.
+_LOG_SUBS = ((1.0, 2.0, 5.0), (1.0,), (1.0, 1.5, 2.5, 4.0, 6.0),
+             (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0))
+#: a log axis's labels: at least this many where the axis allows (a reader needs two to read a
+#: value off the chart, and a third to see the scale is not linear) ...
+_LOG_LEAST = 3
+#: ... and at most this many (LogLocator's numticks: beyond, the decades, every n-th)
+_LOG_MOST = 8
 
 
 @dataclass(frozen=True)
@@ -87,35 +101,93 @@ def nice_ticks(axis: Axis, intervals: int = 4, integer: bool = False) -> list[fl
     return [_clean(i * step) for i in range(first, last + 1)]
 
 
-def log_ticks(axis: Axis) -> list[float]:
-    """1, 2 and 5 of each decade inside ``axis``; only the decades when that is too many."""
-    ticks = [f * 10.0 ** d for d in range(math.floor(axis.low) - 1, math.ceil(axis.high) + 1)
-             for f in (1.0, 2.0, 5.0)]
-    shown = [t for t in ticks if axis.shows(t)]
-    if len(shown) > _LOG_TICKS:
-        shown = [t for t in shown if _is_decade(t)]
-    return shown
+def log_ticks(axis: Axis, gap: float) -> list[float]:
+    """The labelled ticks of a log axis: at least three where the axis allows, at most eight,
+    no two nearer than ``gap`` (a share of the axis's length: a label's size along the axis, so
+    that labels never overlap).
+
+    The first of these that gives three: 1, 2 and 5 of each decade; the decades (every n-th of
+    many); 1, 1.5, 2.5, 4 and 6 of each decade; 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 and 8 of each.
+    Where a span is too narrow for any (1.1 to 1.6 ms holds only 1.2 and 1.5), the 1-2-2.5-5
+    steps of a linear axis over its values (four intervals, or more where that gives fewer than
+    three labels), as matplotlib's LogLocator falls back to its AutoLocator there.
+    """
+    candidates = [_multiples(axis, subs) for subs in _LOG_SUBS]
+    candidates += [_linear_steps(axis, intervals) for intervals in (4, 6, 8, 3, 2)]
+    readable = [t for t in candidates if len(t) <= _LOG_MOST and _apart(axis, t, gap)]
+    enough = next((t for t in readable if len(t) >= _LOG_LEAST), None)
+    if enough is not None:
+        return enough
+    if readable:
+        return max(readable, key=len)
+    return spaced(axis, candidates[-1], gap)  # a panel too small for two labels
 
 
 def log_minor_ticks(axis: Axis) -> list[float]:
-    """2 to 9 of each decade inside ``axis``: the unlabelled marks between the labelled ones."""
+    """1 to 9 of each decade inside ``axis``: the marks between the labelled ones (plot.py
+    leaves out those that are labelled)."""
     ticks = [f * 10.0 ** d for d in range(math.floor(axis.low) - 1, math.ceil(axis.high) + 1)
-             for f in range(2, 10)]
+             for f in range(1, 10)]
     return [_clean(t) for t in ticks if axis.shows(t)]
+
+
+def spaced(axis: Axis, ticks: Sequence[float], gap: float) -> list[float]:
+    """``ticks`` in order, each left out that comes nearer than ``gap`` (a share of the axis's
+    length) to the last one kept: the labels that fit side by side."""
+    kept: list[float] = []
+    for tick in ticks:
+        if not kept or axis.share(tick) - axis.share(kept[-1]) >= gap:
+            kept.append(tick)
+    return kept
+
+
+def _multiples(axis: Axis, subs: Sequence[float]) -> list[float]:
+    """``subs`` of each decade inside ``axis``; of the decades alone, every n-th where more
+    than :data:`_LOG_MOST`."""
+    decades = range(math.floor(axis.low) - 1, math.ceil(axis.high) + 1)
+    if subs == (1.0,):
+        inside = [d for d in decades if axis.shows(10.0 ** d)]
+        stride = max(1, math.ceil(len(inside) / _LOG_MOST))
+        decades = range(0) if not inside else range(inside[0] - inside[0] % stride,
+                                                     inside[-1] + 1, stride)
+    ticks = (_clean(f * 10.0 ** d) for d in decades for f in subs)
+    return [t for t in ticks if axis.shows(t)]
+
+
+def _linear_steps(axis: Axis, intervals: int) -> list[float]:
+    """The ticks a linear axis over the log axis's values would have."""
+    values = Axis(10.0 ** axis.low, 10.0 ** axis.high)
+    return [t for t in nice_ticks(values, intervals) if axis.shows(t)]
+
+
+def _apart(axis: Axis, ticks: Sequence[float], gap: float) -> bool:
+    shares = [axis.share(t) for t in ticks]
+    return all(b - a >= gap for a, b in itertools.pairwise(shares))
 
 
 def labels(ticks: Sequence[float]) -> list[str]:
     """The ticks' labels, all with the fewest decimals that write every one of them exactly
-    ("0", "2.5", "5.0", "7.5" as matplotlib's ScalarFormatter writes them)."""
-    for decimals in range(7):
-        if all(abs(round(t, decimals) - t) <= 1e-9 * max(1.0, abs(t)) for t in ticks):
-            break
-    return [_no_minus_zero(f"{t:.{decimals}f}") for t in ticks]
+    ("0", "2.5", "5.0", "7.5" as matplotlib's ScalarFormatter writes them), thousands grouped
+    ("100,000") as every number of the report is."""
+    places = max((_decimals(t) for t in ticks), default=0)
+    # a tick that rounds to zero is "0", never "-0"
+    return [f"{t if round(t, places) else 0.0:,.{places}f}" for t in ticks]
+
+
+def log_labels(ticks: Sequence[float]) -> list[str]:
+    """A log axis's labels: steps of a linear axis (:func:`log_ticks` on a narrow span) as a
+    linear axis writes them ("1.0", "1.5", "2.0"), multiples of decades each as itself ("0.5",
+    "1", "2", "5")."""
+    steps = [b - a for a, b in itertools.pairwise(ticks)]
+    if len(steps) > 1 and max(steps) - min(steps) <= 1e-9 * max(steps):
+        return labels(ticks)
+    return [grouped(t) for t in ticks]
 
 
 def grouped(value: float) -> str:
-    """A log axis's label: thousands grouped, up to ten significant digits ("10,000", "0.2")."""
-    return f"{value:,.10g}"
+    """A number as a label: thousands grouped, no more decimals than it has ("10,000", "0.2",
+    "0.0125")."""
+    return labels([value])[0]
 
 
 def text_width(text: str, size: float) -> float:
@@ -125,14 +197,14 @@ def text_width(text: str, size: float) -> float:
     return size * (0.62 * (len(text) - narrow) + 0.32 * narrow)
 
 
-def _is_decade(value: float) -> bool:
-    return abs(math.log10(value) - round(math.log10(value))) < 1e-9
+def _decimals(value: float) -> int:
+    """The fewest decimals (up to 10) that write ``value`` exactly."""
+    for places in range(10):
+        if abs(round(value, places) - value) <= 1e-9 * max(1.0, abs(value)):
+            return places
+    return 10
 
 
 def _clean(value: float) -> float:
     """A tick without the float noise of ``i * step`` (0.30000000000000004 is 0.3)."""
     return float(f"{value:.12g}")
-
-
-def _no_minus_zero(text: str) -> str:
-    return text[1:] if text.startswith("-") and float(text) == 0 else text

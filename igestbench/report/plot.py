@@ -36,6 +36,8 @@ FIGURE_W, PANEL_H = 10.4, 2.4
 BAR_H, GROUP_H = 0.09, 0.24
 FONT = 9.0
 _TICK, _PAD, _LABEL_PAD, _TITLE_PAD = 3.5, 3.5, 4.0, 6.0
+#: points from one tick label's middle to the next one's above it, at least
+_LABEL_GAP = 1.4 * FONT
 #: dash patterns of a line 1 pt wide (matplotlib's lines.*_pattern), scaled by its width
 _DASHES = {DASHED: (3.7, 1.6), DOTTED: (1.0, 1.65), DASHDOT: (6.4, 1.6, 1.0, 1.6)}
 LINE_W, DOT_W, STAR_SIZE = 1.3, 3.5, 11.0
@@ -83,14 +85,20 @@ def chart_svg(chart: Chart) -> tuple[str, tuple[tuple[str, str], ...]]:
     height = rows * panel_h + bottom + 0.35 + gap * (rows - 1)
     width, tall = FIGURE_W * PT, height * PT
     space = (0.06 if any(p.bars for p in chart.panels) else 0.28 if columns < 4 else 0.5)
-    x_left, x_right = left * PT, 0.99 * width
-    axis_w = (x_right - x_left) / (columns + space * (columns - 1))
     used: dict[str, str] = {}
 
     def cls(role: str) -> str:
         name = style_class(_LOOKS[role])
         used[name] = _LOOKS[role]
         return f'class="{name}"'
+
+    # left of every line panel: its ticks, its widest tick label ("100,000") and its y label
+    room = y_axis_room(chart, panel_h, cls)
+    x_left, x_right = max(left, room / PT) * PT, 0.99 * width
+    axis_w = (x_right - x_left) / (columns + space * (columns - 1))
+    if columns > 1 and space * axis_w < room:
+        axis_w = (x_right - x_left - room * (columns - 1)) / columns
+        space = room / axis_w
 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{num(width)}pt" '
            f'height="{num(tall)}pt" viewBox="0 0 {num(width)} {num(tall)}" version="1.1">',
@@ -112,6 +120,14 @@ def panel_height(chart: Chart) -> float:
     groups = max(len(p.categories) for p in bar_panels)
     bars = max(len(p.series) for p in bar_panels)
     return max(1.2, groups * max(GROUP_H, bars * BAR_H + 0.06))
+
+
+def y_axis_room(chart: Chart, panel_h: float, cls: Callable[[str], str]) -> float:
+    """Points a line panel's y axis takes left of its frame: tick, tick label, y label."""
+    texts = [t for p in chart.panels
+             for t in _PanelWriter(p, (0.0, 0.0, 1.0, panel_h * PT), "", False, cls).y_texts()]
+    widest = max((axes.text_width(t, FONT) for t in texts), default=0.0)
+    return _TICK + _PAD + widest + _LABEL_PAD + 1 + FONT  # a rotated label's height: FONT
 
 
 def left_margin(chart: Chart) -> float:
@@ -229,23 +245,39 @@ class _PanelWriter:
 
     # -- lines --------------------------------------------------------------------------------
 
-    def _lines(self) -> None:
+    def y_texts(self) -> list[str]:
+        """The y tick labels this line panel writes, known before it is placed (the chart
+        leaves room for the widest); none for bars, whose names are the chart's left margin."""
+        if self.panel.bars or not self._limits()[0]:
+            return []
+        ticks, texts = self._y_tick_marks()
+        return [text for tick, text in zip(ticks, texts, strict=True) if self.y.shows(tick)]
+
+    def _limits(self) -> tuple[list[tuple[Series, list[tuple[float, float]]]],
+                               list[tuple[Series, list[tuple[float, float]]]], list[float]]:
+        """The lines and bands to draw and the x values measured; the axes set to show them
+        (when there is something to draw)."""
         panel = self.panel
         drawn = [(s, [(x, y) for x, y in zip(s.x, s.y, strict=True)
                       if y is not None and (not panel.log or (x > 0 and y > 0))])
                  for s in panel.drawing_order]
         drawn = [(s, xy) for s, xy in drawn if xy]
-        if not drawn:
-            self._empty()
-            return
         bands = [(s, b) for s, _ in drawn if (b := _band(s, panel.log))]
         xs = [x for _, xy in drawn for x, _ in xy]
         ys = [y for _, xy in drawn for _, y in xy] + [v for _, b in bands for _, v in b]
         ys += [m.y for m in panel.markers] if not panel.log else []
-        if panel.log:
+        if drawn and panel.log:
             self.x, self.y = axes.logarithmic(xs), axes.logarithmic(ys)
-        else:
+        elif drawn:
             self._linear_limits(xs, ys)
+        return drawn, bands, xs
+
+    def _lines(self) -> None:
+        panel = self.panel
+        drawn, bands, xs = self._limits()
+        if not drawn:
+            self._empty()
+            return
         self._clip_open()
         for series, band in bands:
             self.out.append(f'<path d="{self._path(band)}Z" fill="{series.colour}" '
@@ -300,10 +332,10 @@ class _PanelWriter:
     def _line_ticks(self, xs: list[float]) -> None:
         panel = self.panel
         if panel.log:
-            sizes = sorted(set(xs))
-            self._x_ticks(sizes, [f"{x:,.0f}" for x in sizes], grid=False)
-            y_ticks = axes.log_ticks(self.y)
-            shown = self._y_ticks(y_ticks, [axes.grouped(t) for t in y_ticks], grid=True)
+            x_ticks = self._log_x_ticks(sorted(set(xs)))
+            self._x_ticks(x_ticks, [axes.grouped(x) for x in x_ticks], grid=False)
+            y_ticks, texts = self._y_tick_marks()
+            shown = self._y_ticks(y_ticks, texts, grid=True)
             minor = [t for t in axes.log_minor_ticks(self.y) if t not in y_ticks]
             if minor:  # unlabelled, as matplotlib marks the rest of each decade
                 self.out.append('<path d="' + "".join(
@@ -318,9 +350,30 @@ class _PanelWriter:
                          else axes.nice_ticks(self.x))
                 texts = axes.labels(ticks)
             self._x_ticks(ticks, texts, grid=False)
-            y_ticks = axes.nice_ticks(self.y, integer=panel.counts)
-            shown = self._y_ticks(y_ticks, axes.labels(y_ticks), grid=True)
+            y_ticks, texts = self._y_tick_marks()
+            shown = self._y_ticks(y_ticks, texts, grid=True)
         self._axis_labels(shown)
+
+    def _y_tick_marks(self) -> tuple[list[float], list[str]]:
+        """A line panel's y ticks and their labels."""
+        if self.panel.log:
+            # a label's height and a little between: labels one above the other never touch
+            ticks = axes.log_ticks(self.y, gap=_LABEL_GAP / self.h)
+            return ticks, axes.log_labels(ticks)
+        ticks = axes.nice_ticks(self.y, integer=self.panel.counts)
+        return ticks, axes.labels(ticks)
+
+    def _log_x_ticks(self, sizes: list[float]) -> list[float]:
+        """The x values measured (the catalogue sizes a run chose), those that fit side by side;
+        beside a single one, the log axis's own ticks that keep clear of it."""
+        widest = axes.text_width(axes.grouped(round(10 ** self.x.high)), FONT)
+        gap = (widest + 2 * _PAD) / self.w
+        kept = axes.spaced(self.x, sizes, gap)
+        if len(kept) > 1:
+            return kept
+        clear = [t for t in axes.log_ticks(self.x, gap)
+                 if all(abs(self.x.share(t) - self.x.share(s)) >= gap for s in kept)]
+        return sorted([*kept, *clear])
 
     # -- bars ---------------------------------------------------------------------------------
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -45,8 +46,16 @@ from igestbench.errors import UsageError
 from igestbench.icat.endpoint import endpoint_of
 from igestbench.results.campaign_file import CampaignSite, CampaignTarget
 from igestbench.results.contents import Damage
-from igestbench.results.format import JSONObject, ResultFileError, json_type_name
-from igestbench.results.loader import ResultFile, checked_result, result_from_document
+from igestbench.results.format import FORMAT_NAME, JSONObject, ResultFileError, json_type_name
+from igestbench.results.loader import (
+    RESULT_REMEDY,
+    ResultFile,
+    checked_result,
+    ends_mid_character,
+    not_json,
+    result_from_document,
+    truncated,
+)
 from igestbench.results.seal import is_sealed, with_seal
 
 if TYPE_CHECKING:
@@ -58,6 +67,11 @@ CAMPAIGN_FORMAT = "igestbench-campaign"
 #
 # 1 - (igestbench 0.1.0) first version: campaign, runs, history, skipped, unexpected
 CAMPAIGN_VERSION = 1
+
+#: what to do about a campaign file cut short: its own copy again, or the merge that wrote it
+_REMEDY = "copy it again, or write it again with sv7 merge"
+#: how a result file begins (as writer.py writes it, and as others write JSON)
+_RESULT_HEAD = re.compile(r'\s*\{\s*"format"\s*:\s*"' + re.escape(FORMAT_NAME) + '"')
 
 _SECTIONS: Mapping[str, type] = {"campaign": dict, "runs": list, "history": list,
                                  "skipped": list, "unexpected": list}
@@ -170,15 +184,24 @@ def dump_campaign(doc: JSONObject, path: Path, *, sealed: bool = False) -> None:
 def load_campaign(path: str | os.PathLike[str]) -> Campaign:
     """The campaign file at ``path``; :class:`ResultFileError` naming it when it is not one."""
     path = Path(path)
+    text = ""
     try:
         text = path.read_text(encoding="utf-8")
         doc = json.loads(text)
     except FileNotFoundError:
         raise ResultFileError(path, "not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        if ends_mid_character(exc):
+            raise ResultFileError(path, truncated(_REMEDY)) from None
+        raise ResultFileError(path, f"cannot read ({exc})") from None
+    except OSError as exc:
         raise ResultFileError(path, f"cannot read ({exc})") from None
     except json.JSONDecodeError as exc:
-        raise ResultFileError(path, f"not valid JSON: {exc.msg} (line {exc.lineno})") from None
+        if _RESULT_HEAD.match(text):  # a partner's result file, cut short, given to the report
+            reason = not_json(text, exc, f"{RESULT_REMEDY}; and it is a result file: sv7 "
+                                         "report reads the campaign file sv7 merge makes of them")
+            raise ResultFileError(path, reason) from None
+        raise ResultFileError(path, not_json(text, exc, _REMEDY)) from None
     if not isinstance(doc, dict) or doc.get("format") != CAMPAIGN_FORMAT:
         raise ResultFileError(path, f'not a campaign file (no "format": "{CAMPAIGN_FORMAT}"; '
                                     "sv7 merge writes one)")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from igestbench.errors import UsageError
-from igestbench.options import NAMED_ONLY_ON_TARGET, PARTS
+from igestbench.options import NAMED_ONLY_ON_TARGET, PARTS, unknown
 from igestbench.results.format import BUILT_IN_TARGET
 
 #: The parts a campaign expects when campaign.toml names none: what ``sv7 run --target`` runs
@@ -81,8 +81,7 @@ class CampaignConfig:
                 raise UsageError(f"campaign: {kind} {', '.join(twice)} listed more than once")
         bad = [p for p in self.parts if p not in PARTS]
         if bad:
-            raise UsageError(f"campaign: unknown part(s) {', '.join(bad)}; "
-                             f"choose from {', '.join(PARTS)}")
+            raise UsageError(f"campaign: {unknown('part', bad, PARTS)}")
         known = {s.name for s in self.sites}
         for target in self.targets:
             if target.operator is not None and target.operator not in known:

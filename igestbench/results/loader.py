@@ -47,7 +47,12 @@ _GZIP_MAGIC = b"\x1f\x8b"
 #: "gzip bomb", and a huge file would only exhaust memory. ``sv7 merge --max-size`` changes it.
 MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
 _CHUNK = 1024 * 1024
-_TRUNCATED = "truncated (the file ends early — an interrupted copy?)"
+#: What a file cut short says (a partner's interrupted copy, a full disk at the far end), in
+#: the same words for every file sv7 reads, each kind of file with its own remedy
+#: (:func:`truncated`).
+TRUNCATED = "looks truncated: it is cut off before its end (an interrupted copy?)"
+#: what to do about a result file cut short: only its site has the whole one
+RESULT_REMEDY = "copy it again from its site"
 # What the JSON decoder stops at when a file was cut inside a token: the start of a number
 # or of true/false/null.
 _PARTIAL_TOKEN = re.compile(r"[-+.eE0-9]+|t|tr|tru|f|fa|fal|fals|n|nu|nul")
@@ -206,7 +211,7 @@ def _read(path: Path, max_bytes: int) -> bytes:
     except IsADirectoryError:
         raise ResultFileError(path, "cannot read (a directory, not a result file)") from None
     except EOFError:
-        raise ResultFileError(path, f"gzip data {_TRUNCATED}") from None
+        raise ResultFileError(path, f"gzip data {truncated(RESULT_REMEDY)}") from None
     except (gzip.BadGzipFile, zlib.error) as exc:
         raise ResultFileError(path, f"damaged gzip data ({exc})") from None
     except OSError as exc:
@@ -238,7 +243,9 @@ def _parse(path: Path, data: bytes) -> JSONObject:
         raise ResultFileError(path, "empty file")
     try:
         text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
+    except UnicodeDecodeError as exc:
+        if ends_mid_character(exc):
+            raise ResultFileError(path, truncated(RESULT_REMEDY)) from None
         raise ResultFileError(path, "not JSON: not even UTF-8 text (a binary file?)") from None
     start = text.lstrip()[:200].lower()
     if start.startswith("<"):
@@ -255,10 +262,7 @@ def _parse(path: Path, data: bytes) -> JSONObject:
             path, f"not valid JSON: {exc} is not a JSON number (written by a non-strict writer?)"
         ) from None
     except json.JSONDecodeError as exc:
-        if _cut_short(text, exc):
-            raise ResultFileError(path, _TRUNCATED) from None
-        reason = f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-        raise ResultFileError(path, reason) from None
+        raise ResultFileError(path, not_json(text, exc, RESULT_REMEDY)) from None
     except RecursionError:
         raise ResultFileError(path, "not valid JSON: nested too deeply") from None
     if not isinstance(doc, dict):
@@ -312,6 +316,24 @@ class _NotJson(ValueError):
 
 def _not_json(constant: str) -> Any:
     raise _NotJson(constant)
+
+
+def truncated(remedy: str) -> str:
+    """The reason given for a file cut short, with what to do about it."""
+    return f"{TRUNCATED}; {remedy}"
+
+
+def not_json(text: str, exc: json.JSONDecodeError, remedy: str) -> str:
+    """Why ``text`` did not decode as JSON: cut short (with ``remedy``), or where it is wrong."""
+    if _cut_short(text, exc):
+        return truncated(remedy)
+    return f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+
+
+def ends_mid_character(exc: UnicodeDecodeError) -> bool:
+    """Whether bytes failed as UTF-8 only because they stop inside a character's bytes (a cut
+    in "—" or "·"), rather than on bytes that are no UTF-8 at all."""
+    return exc.reason == "unexpected end of data" and exc.end >= len(exc.object)
 
 
 def _cut_short(text: str, exc: json.JSONDecodeError) -> bool:

@@ -31,11 +31,11 @@ from igestbench.errors import Sv7Error
 from igestbench.icat.endpoint import endpoint_of
 from igestbench.icat.faults import IcatError
 from igestbench.results.server_clock import CREATE_TIME, DATE_HEADER, LOCAL, clock_record
-from igestbench.workloads import CatalogueIdentity, Journal, RunTag, cleanup
+from igestbench.workloads import CatalogueIdentity, Journal, RunTag
 from igestbench.workloads.clock_facility import NoCreateTime, clock_from_create
 from igestbench.workloads.journal import JournalLock, journal_path_for
 from igestbench.workloads.journal_io import WRITE_FAILED, JournalWriteError
-from igestbench.workloads.ownership import CleanupReport, count_left
+from igestbench.workloads.ownership import CleanupReport, cleanup, count_left
 from igestbench.workloads.run_window import RunClock
 from igestbench.workloads.stored_files import clean_stored_files
 from igestbench.workloads.tree_delete import CleanupProgress
@@ -147,6 +147,7 @@ class RunJournal:
         if stored is not None:
             self.files_deleted += stored.deleted
             self.files_left += stored.left
+        # ownership's cleanup, which leaves the file alone: the run writes on, finish() removes it
         report = cleanup(catalogue, journal, progress=self.progress)
         self.deleted += report.deleted
         self.already_gone += report.already_gone

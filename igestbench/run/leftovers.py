@@ -22,10 +22,11 @@ from igestbench.errors import Sv7Error, UsageError
 from igestbench.icat.credentials import Credentials
 from igestbench.icat.endpoint import endpoint_of
 from igestbench.run.cleanup_progress import CleanupLines
-from igestbench.workloads import Journal, cleanup
+from igestbench.workloads import Journal
 from igestbench.workloads.journal import JOURNAL_SUFFIX, JournalLock, journal_lines
+from igestbench.workloads.journal_cleanup import all_gone
 from igestbench.workloads.journal_io import repair_tail
-from igestbench.workloads.ownership import CleanupReport, count_left
+from igestbench.workloads.ownership import CleanupReport, cleanup, count_left
 from igestbench.workloads.stored_files import clean_stored_files, remove_local_storage
 
 
@@ -133,7 +134,7 @@ def _clean_locked(
         outcome.lines.append(f"{path}: deleted {stored.deleted} files through the IDS")
         if stored.left:
             outcome.lines.append(f"{path}: files left in the IDS: {', '.join(stored.left[:5])}")
-    if not report.complete or left or (stored is not None and stored.left):
+    if not all_gone(report, left, stored.left if stored is not None else ()):
         outcome.lines.append(f"{path}: journal kept (not everything was cleaned up)")
         return outcome
     path.unlink()

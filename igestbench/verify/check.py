@@ -31,8 +31,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from igestbench import redaction
 from igestbench.errors import Sv7Error
 from igestbench.icat.credentials import Logins
+from igestbench.verify.diagnosis import Diagnosis
 from igestbench.verify.options import Account, VerifyOptions, add_arguments, options_from
 from igestbench.verify.runner import VerificationResult, run_verification
 
@@ -71,7 +73,10 @@ def evaluate(result: VerificationResult, no_login: bool = False) -> tuple[int, s
         worst = next((c for c in failed if c.severity != "warning"), failed[0])
         code = CRITICAL if worst.severity != "warning" else WARNING
         more = f" (+{len(failed) - 1} more failed)" if len(failed) > 1 else ""
-        return code, _line(code, f"{worst.cause}: {worst.explanation}{more}", result.facts)
+        # the cause, explanation and hint as sv7 run words them (the checks' one diagnosis):
+        # a refused login names where its password came from, never the password
+        said = Diagnosis(worst.cause, worst.explanation or "", worst.hint).line()
+        return code, _line(code, f"{said}{more}", result.facts)
     logins = [c for c in ran if c.part == "session"]
     if not logins and not no_login:  # nothing logged in: the service was not checked
         return UNKNOWN, _line(UNKNOWN, NO_LOGIN, result.facts)
@@ -131,13 +136,18 @@ def probe(options: VerifyOptions, no_login: bool = False) -> tuple[int, str]:
         return UNKNOWN, _line(UNKNOWN, NO_LOGIN, {})
     if no_login:
         options = dataclasses.replace(options, accounts=())
+    passwords = [a.password for a in options.accounts]
     try:
         result = run_verification(options, quiet=True)
     except Sv7Error as exc:
-        return UNKNOWN, _line(UNKNOWN, str(exc), {})
+        code, line = UNKNOWN, _line(UNKNOWN, str(exc), {})
     except Exception as exc:  # a monitoring probe must answer UNKNOWN, never a traceback
-        return UNKNOWN, _line(UNKNOWN, f"probe failed: {type(exc).__name__}: {exc}", {})
-    return evaluate(result, no_login)
+        code, line = UNKNOWN, _line(UNKNOWN, f"probe failed: {type(exc).__name__}: {exc}", {})
+    else:
+        code, line = evaluate(result, no_login)
+    # monitoring systems keep status lines: no password or session id in one, whatever a
+    # server's message or an exception echoed
+    return code, redaction.scrub(line, passwords)
 
 
 def add_check_arguments(parser: argparse.ArgumentParser) -> None:

@@ -32,7 +32,7 @@ from igestbench.errors import UsageError
 from igestbench.icat.credentials import READ_ROLE as READ_ROLE
 from igestbench.icat.credentials import WRITE_ROLE as WRITE_ROLE
 from igestbench.icat.credentials import Logins, RoleAccount
-from igestbench.options import OptionError, number
+from igestbench.options import OptionError, number, unknown
 
 PARTS = ("connectivity", "tls", "soap", "session", "read", "write", "cleanup", "rest", "ids")
 #: A login the suite may use, and the role it plays (``reader``, ``writer``).
@@ -211,11 +211,9 @@ def options_from(values: Mapping[str, Any], logins: Logins) -> VerifyOptions:
 
         endpoint_of(str(target))  # a UsageError naming what is wrong with the URL
     parts = tuple(p.strip() for p in str(values.get("verify_parts") or "").split(",") if p.strip())
-    unknown = sorted(set(parts) - set(PARTS))
-    if unknown:
-        raise UsageError(
-            f"--verify-parts: unknown {', '.join(unknown)}; choose from {', '.join(PARTS)}"
-        )
+    bad = [p for p in dict.fromkeys(parts) if p not in PARTS]
+    if bad:
+        raise UsageError(f"--verify-parts: {unknown('part', bad, PARTS)}")
     ca_file, insecure = values.get("ca_file"), bool(values.get("insecure"))
     if ca_file is not None and insecure:
         raise UsageError("--insecure and --ca-file contradict each other: choose one")

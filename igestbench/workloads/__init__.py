@@ -10,8 +10,9 @@ from igestbench.workloads.base import WorkloadContext, WorkloadResult, WrongResu
 from igestbench.workloads.burst import run_burst
 from igestbench.workloads.full_cycle import run_full_cycle
 from igestbench.workloads.journal import CatalogueIdentity, Journal, RunTag
+from igestbench.workloads.journal_cleanup import cleanup
 from igestbench.workloads.multi_query import RawSearch, run_multi_query
-from igestbench.workloads.ownership import CleanupReport, cleanup
+from igestbench.workloads.ownership import CleanupReport
 from igestbench.workloads.single_query import run_single_queries
 
 __all__ = [

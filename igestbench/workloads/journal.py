@@ -146,6 +146,9 @@ class Journal:
 
     def __init__(self, path: Path | None = None, facility: str | None = None) -> None:
         self.path = path
+        #: the file :meth:`load` read it from (it writes nothing there): what a cleanup that
+        #: leaves nothing of the run removes, as it removes a written journal's ``path``
+        self.source: Path | None = None
         #: the Facility this journal object named (each worker names its own)
         self.facility: str | None = None
         #: the run tag, catalogue, account and clocks of the file's first line (None: unknown)
@@ -310,6 +313,7 @@ class Journal:
     def load(cls, path: Path) -> Journal:
         """The journal a crashed run left; clear errors for a missing or damaged file."""
         journal = cls(None)
+        journal.source = path
         entries, journal.skipped = read_lines(path)
         if not entries:
             raise UsageError(f"{path}: empty, not a journal")

@@ -99,6 +99,9 @@ class CleanupReport:
     reasons: tuple[tuple[str, int], ...] = ()
     #: Facilities of the run whose trees were deleted
     facilities: int = 0
+    #: whether the journal's file was removed, everything it lists being gone
+    #: (:func:`igestbench.workloads.journal_cleanup.cleanup`; the engine never removes it)
+    journal_removed: bool = False
 
     @property
     def complete(self) -> bool:
