@@ -8,6 +8,7 @@ from pathlib import Path
 
 from igestbench.commands.common import EXIT_ERROR, EXIT_OK, interactive_prompt
 from igestbench.errors import UsageError
+from igestbench.options import argparse_type, target
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,6 +30,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--journal", type=Path, help="a journal file (same as giving it as PATH)")
     p.add_argument(
         "--target",
+        type=argparse_type(target),  # checked as sv7 run's: no credentials in the URL
         help="catalogue URL or HOST[:PORT]; default: the journal's own (another is refused)",
     )
     p.add_argument("--config", type=Path, help="sv7.toml to read")

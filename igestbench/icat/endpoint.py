@@ -4,6 +4,10 @@ Shared by the clients, the probe, the merge (which names a target by its canonic
 report (which shows its port), so that all of them read ``host``, ``host:port``,
 ``https://host`` and the service or ``?wsdl`` URL the same way: the scheme defaults to https and
 the path to ICAT's ``/ICATService/ICAT``.
+
+Being the one place every command (run, check, cleanup, swarm, merge, the clients) reads a target
+URL, it is also where a URL carrying credentials (``user:password@host``) is refused, without
+echoing them: the URL would otherwise reach the terminal, the result file and the report.
 """
 
 from __future__ import annotations
@@ -14,6 +18,11 @@ from urllib.parse import urlsplit
 from igestbench.errors import UsageError
 
 DEFAULT_PATH = "/ICATService/ICAT"
+#: Where the account and its password go instead of the URL (README, "Credentials").
+CREDENTIALS_HINT = (
+    "give the account with SV7_AUTH/SV7_USER and its password with SV7_PASSWORD, "
+    "sv7.toml [credentials] or the prompt"
+)
 
 
 @dataclass(frozen=True)
@@ -34,6 +43,12 @@ def endpoint_of(url: str) -> Endpoint:
     if "://" not in text:
         text = "https://" + text
     parts = urlsplit(text)
+    if "@" in text:  # before any message that would quote the URL (an ICAT URL has no @ else)
+        shown = f"{parts.scheme}://…@{text.rpartition('@')[2]}"
+        raise UsageError(
+            f"{shown!r}: the URL holds credentials (user:…@), which sv7 never takes in a URL; "
+            + CREDENTIALS_HINT
+        )
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https"):
         raise UsageError(f"{url!r}: an ICAT URL starts with https:// or http://")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from igestbench.errors import UsageError
+from igestbench.icat.endpoint import endpoint_of
 from igestbench.options import NAMED_ONLY_ON_TARGET, PARTS, unknown
 from igestbench.results.format import BUILT_IN_TARGET
 
@@ -128,8 +129,12 @@ def load_campaign_config(path: Path) -> CampaignConfig:
     for i, table in enumerate(_table_list(data, "target", path)):
         where = f"{path} [[target]] {i + 1}"
         operator = _text(table, "operator", where, required=False)
-        targets.append(CampaignTarget(_text(table, "name", where), _text(table, "url", where),
-                                      operator or None))
+        url = _text(table, "url", where)
+        try:
+            endpoint_of(url)  # not an ICAT address, or one holding credentials
+        except UsageError as exc:
+            raise UsageError(f"{where} url: {exc}") from None
+        targets.append(CampaignTarget(_text(table, "name", where), url, operator or None))
     try:
         return CampaignConfig(
             name=_text(head, "name", f"{path} [campaign]"),

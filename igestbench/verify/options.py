@@ -209,7 +209,10 @@ def options_from(values: Mapping[str, Any], logins: Logins) -> VerifyOptions:
     if target is not None:
         from igestbench.icat.endpoint import endpoint_of
 
-        endpoint_of(str(target))  # a UsageError naming what is wrong with the URL
+        try:
+            endpoint_of(str(target))
+        except UsageError as exc:  # one line naming the option and what is wrong with the URL
+            raise UsageError(f"--target: {exc}") from None
     parts = tuple(p.strip() for p in str(values.get("verify_parts") or "").split(",") if p.strip())
     bad = [p for p in dict.fromkeys(parts) if p not in PARTS]
     if bad:
