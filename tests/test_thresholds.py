@@ -69,3 +69,22 @@ def test_evaluation(text: str, failures: int) -> None:
 def test_bad_thresholds(text: str) -> None:
     with pytest.raises(UsageError, match="--fail-on"):
         parse_threshold(text)
+
+
+def test_one_line_per_threshold_worst_first_in_its_own_unit() -> None:
+    """TRYOUT3 finding 13: one line per threshold, not one per series; the figure with the
+    threshold's unit; the interface named as the summary names it; "1 client"."""
+    def p99(ms: float) -> dict[str, object]:
+        return {"single-query/get": {"count": 10, "ok": 10, "p99_ms": ms}}
+
+    series = [{**BENCH[0], "concurrency": c, "interface": i, "ops": p99(2.0 * c + (i == "rest"))}
+              for c in (1, 2) for i in ("soap", "rest")]  # fmt: skip
+    (line,) = evaluate([parse_threshold("single-query.p99<0.0025s")], series)
+    assert line == (
+        "single-query.p99<0.0025s: 3 of 4 series broke it, worst first: "
+        "single-query/get 0.005 s (REST · zeep · 2 clients); "
+        "single-query/get 0.004 s (SOAP · zeep · 2 clients); 1 more"
+    )
+    (line,) = evaluate([parse_threshold("single-query.p99<1ms")], series[:1])
+    assert line == ("single-query.p99<1ms: the only series broke it: "
+                    "single-query/get 2 ms (SOAP · zeep · 1 client)")
