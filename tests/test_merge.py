@@ -184,6 +184,26 @@ def test_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert not out.exists()
 
 
+def test_a_gz_campaign_file_is_gzip_and_the_report_reads_it(tmp_path: Path) -> None:
+    """TRYOUT3 finding 12: -o c.json.gz wrote plain JSON, and sv7 report of a real gzip
+    campaign failed with a UTF-8 error. Now merge compresses by the name, report reads either
+    by content; the plain file stays plain."""
+    good = write_result(tmp_path / "r", "HZB", T2, checks=[check("a")])
+    packed, plain = tmp_path / "c.json.gz", tmp_path / "c.json"
+    assert main(["merge", str(good), "-o", str(packed)]) == 0
+    assert main(["merge", str(good), "-o", str(plain)]) == 0
+    assert packed.read_bytes()[:2] == b"\x1f\x8b"
+    assert gzip.decompress(packed.read_bytes()) == plain.read_bytes()
+    assert load_campaign(packed).run("HZB", "icat.two.example") is not None
+    page = tmp_path / "report.html"
+    assert main(["report", str(packed), "-o", str(page)]) == 0
+    assert "HZB" in page.read_text(encoding="utf-8")
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(packed.read_bytes()[:-20])
+    with pytest.raises(ResultFileError, match="gzip data"):
+        load_campaign(cut)
+
+
 @pytest.mark.parametrize(("text", "reason"), [
     ('[campaign]\nname = "x"\n[[target]]\nname = "T"\nurl = "h"\noperator = "Nobody"\n',
      "operator Nobody is not one of the [[site]] names"),

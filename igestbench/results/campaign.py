@@ -32,9 +32,11 @@ A file whose seal shows it is as merge wrote it, checked by the same code, is no
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -57,6 +59,8 @@ from igestbench.results.loader import (
     truncated,
 )
 from igestbench.results.seal import is_sealed, with_seal
+
+_GZIP_MAGIC = b"\x1f\x8b"
 
 if TYPE_CHECKING:
     from igestbench.results.rows import SummaryRow
@@ -159,7 +163,8 @@ class Campaign:
 
 
 def dump_campaign(doc: JSONObject, path: Path, *, sealed: bool = False) -> None:
-    """Write ``doc`` to ``path`` atomically: the same document always gives the same bytes.
+    """Write ``doc`` to ``path`` atomically: the same document always gives the same bytes,
+    gzip-compressed when the name ends ``.gz`` (:func:`load_campaign` reads either).
 
     ``sealed``: ``doc`` is a merge's document as :func:`.merge.merge` made it (every run
     checked by this code, nothing changed since): the file gets a seal (:mod:`.seal`), and the
@@ -171,10 +176,13 @@ def dump_campaign(doc: JSONObject, path: Path, *, sealed: bool = False) -> None:
     data = json.dumps(doc, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
     if sealed:
         data = with_seal(data)
+    encoded = data.encode("utf-8")
+    if path.name.endswith(".gz"):  # a campaign of many partners is big; mtime 0: same bytes
+        encoded = gzip.compress(encoded, mtime=0)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{token_hex(4)}.tmp")
     try:
-        tmp.write_text(data, encoding="utf-8")
+        tmp.write_bytes(encoded)
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
@@ -186,10 +194,17 @@ def load_campaign(path: str | os.PathLike[str]) -> Campaign:
     path = Path(path)
     text = ""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
+        if data.startswith(_GZIP_MAGIC):  # by content, as the result files: whatever its name
+            data = gzip.decompress(data)
+        text = data.decode("utf-8")
         doc = json.loads(text)
     except FileNotFoundError:
         raise ResultFileError(path, "not found") from None
+    except EOFError:
+        raise ResultFileError(path, f"gzip data {truncated(_REMEDY)}") from None
+    except (gzip.BadGzipFile, zlib.error) as exc:
+        raise ResultFileError(path, f"damaged gzip data ({exc})") from None
     except UnicodeDecodeError as exc:
         if ends_mid_character(exc):
             raise ResultFileError(path, truncated(_REMEDY)) from None
