@@ -329,7 +329,9 @@ def _run_options(
     options: dict[str, Any] = {}
     unknown = sorted(k for k in file.run if run_options.file_key(k) is None)
     if unknown:
-        raise UsageError(f"{file.path}: unknown option(s) in [run]: {', '.join(unknown)}")
+        keys = [o.flag.removeprefix("--") for o in run_options.RUN_OPTIONS]
+        raise UsageError(f"{file.path}: unknown option(s) in [run]: "
+                         + ", ".join(run_options.did_you_mean(k, keys) for k in unknown))
     for key, value in file.run.items():
         option = run_options.file_key(key)
         assert option is not None

@@ -211,6 +211,14 @@ def unknown(what: str, bad: Sequence[str], choices: Sequence[str]) -> str:
     return f"unknown {what}{plural} {', '.join(map(named, bad))}; choose from {', '.join(choices)}"
 
 
+def did_you_mean(word: str, choices: Sequence[str]) -> str:
+    """``maxrate (did you mean max-rate?)``, or just the word when nothing is close: for a list
+    of choices too long to print (the keys of sv7.toml's [run]). Only a near miss is offered:
+    of thirty keys some one is always a little alike ('colour' and 'flavour')."""
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.75)
+    return f"{word} (did you mean {close[0]}?)" if close else word
+
+
 def names(choices: tuple[str, ...], what: str) -> Parse:
     """Some of ``choices`` (each a ``what``), separated by commas."""
 

@@ -62,9 +62,12 @@ def login(catalogue: Catalogue, account: Account) -> None:
     try:
         catalogue.login(account.authenticator, account.as_login())
     except IcatSession as exc:
+        # the default account plays the writer, but sv7 check never writes: its role is named
+        # only when one was asked for (--account reader=…)
+        who = "account" if account.role == WRITE_ROLE else f"{account.role} account"
         raise CheckFailed(
             "auth-refused",
-            f"{account.role} account {account.user_name}: {exc.message}",
+            f"{who} {account.user_name}: {exc.message}",
             account.refused_hint(),
         ) from exc
 

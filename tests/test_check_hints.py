@@ -82,6 +82,8 @@ def test_a_wrong_password_names_where_it_came_from_and_never_shows(
     line = assert_one_critical_line(result, "auth-refused")
     assert ("(hint: check the authenticator, user name and password of simple/root (the "
             "password came from SV7_PASSWORD))") in line  # fmt: skip
+    # the account by its name: check never writes, so not as "writer account" (TRYOUT3 14)
+    assert "the login: account simple/root: " in line and "writer" not in line
     assert WRONG_PASSWORD not in result.stdout + result.stderr
 
     toml = tmp_path / "sv7.toml"  # the same account, its password in sv7.toml this time

@@ -110,7 +110,8 @@ def _mark_notes(flagged: dict[str, list[SummaryRow]]) -> list[str]:
         if rows:
             reason = next((n.removeprefix(f"{what}: ") for n in (rows[0].note or "").split("; ")
                            if n.startswith(what)), "")
-            more = f"; {len(rows) - 1} more lines alike" if len(rows) > 1 else ""
+            alike = len(rows) - 1
+            more = f"; {alike} more line{'s' if alike > 1 else ''} alike" if alike else ""
             lines.append(f"{_MARKS[mark]}: {_where(rows[0])}: {reason}{more}")
     for row in flagged.get("", []):
         lines.append(f"—: {_where(row)}: {row.reason}")
