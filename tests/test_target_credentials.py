@@ -81,3 +81,18 @@ def test_redaction_scrubs_the_password_of_a_url() -> None:
     assert "http://root:<secret>@127.0.0.1:9/icat/version" in text
     # a port, a path with an @ and an e-mail address are no credentials
     assert redaction.scrub("http://host:8080/a@b mail a:b@c") == "http://host:8080/a@b mail a:b@c"
+
+
+def test_an_old_result_file_with_a_password_in_its_url_stays_out_of_a_campaign(
+    tmp_path: Path,
+) -> None:
+    """Files written before the refusal hold the URL 4 times: sv7 merge skips such a file,
+    and says why without the password."""
+    from igestbench.results.merge import merge
+    from tests.campaign_helpers import check, write_result
+
+    path = write_result(tmp_path / "r", "CHK", f"{URL}/ICATService/ICAT", checks=[check("a")])
+    outcome = merge([path])
+    assert not outcome.document["runs"]
+    (skipped,) = outcome.skipped
+    assert REFUSAL in skipped.reason and PASSWORD not in skipped.reason
