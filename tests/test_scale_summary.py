@@ -100,7 +100,7 @@ def test_the_end_of_the_run_prints_the_part_s_figures(tmp_path: Path) -> None:
     lines = file_summary(older_file(tmp_path))
     assert lines[0].startswith("scale (p50 at the largest size, as root / as the member")
     assert lines[1] == ("  population: 12,000 Datafiles/s (growing the tree to 100,000 "
-                        "Datafiles (+100,000 by createMany))")
+                        "Datafiles, 100,000 of them by createMany)")
     (name,) = [line for line in lines if line.startswith("  SOAP name ")]
     rows = {r.metric: r for r in summary_rows(load_result(older_file(tmp_path / "again")))}
     # the same texts as the file's rows: the registry's, not the printer's own
