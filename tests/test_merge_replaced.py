@@ -65,3 +65,10 @@ def test_a_newer_run_that_measured_as_much_hides_nothing(tmp_path: Path) -> None
                  status="interrupted")
     outcome = merge(sorted(tmp_path.glob("*.json")))
     assert outcome.replaced == () and "replaced" not in outcome.document
+
+
+def test_the_run_suggested_measures_both(tmp_path: Path) -> None:
+    write_result(tmp_path, "ESRF", URL, run_id="a", parts=("verify", "burst"))
+    write_result(tmp_path, "ESRF", URL, run_id="b", minutes=60, parts=("scale",))
+    (line,) = merge(sorted(tmp_path.glob("*.json"))).replaced
+    assert "(sv7 run --parts verify,burst,scale)" in line

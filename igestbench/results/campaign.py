@@ -333,10 +333,11 @@ def replaced_text(entry: Mapping[str, Any]) -> str:
     else:
         what = f"is {entry['newer_status']} (it was to measure {newer})"
         lost = ", ".join(map(str, entry["parts"]))
+    both = list(dict.fromkeys([*entry["parts"], *entry["newer_parts"]]))  # the one run's
     return (f"{entry['site']} → {entry['target']}: the newer run ({entry['newer_file']}) {what}; "
             f"the older complete run ({entry['file']}) measured {lost}, which the page does not "
             "show (merge keeps the newest run per site x target): measure them in one run again "
-            f"(sv7 run --parts {','.join(map(str, entry['parts']))}), or merge without "
+            f"(sv7 run --parts {','.join(map(str, both))}), or merge without "
             f"{entry['newer_file']}")
 
 
