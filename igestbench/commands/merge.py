@@ -76,6 +76,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
         print(f"sv7 merge: {line}", file=sys.stderr)
     for line in outcome.damaged:
         print(f"sv7 merge: damaged {line}", file=sys.stderr)
+    for line in outcome.replaced:
+        print(f"sv7 merge: {line}", file=sys.stderr)
     if (outcome.skipped or outcome.damaged) and args.strict:
         raise Sv7Error(f"{len(outcome.skipped)} file(s) unreadable, {len(outcome.damaged)} "
                        "damaged part(s); nothing written (--strict)")
@@ -83,6 +85,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
     dump_campaign(outcome.document, args.output, sealed=True)
     runs = len(outcome.document["runs"])
     damaged = f", {len(outcome.damaged)} damaged part(s) left out" if outcome.damaged else ""
+    if outcome.replaced:  # the older runs' figures are not in the campaign: said above
+        damaged += f", {len(outcome.replaced)} older not shown: see above"
     print(
         f"campaign file: {args.output} ({runs} run{'' if runs == 1 else 's'}, "
         f"{len(outcome.document['history'])} older, {len(outcome.skipped)} skipped{damaged})"

@@ -44,6 +44,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from igestbench.run.closed_streams import dropped_when_closed
+
+    # a closed terminal or pipe (sv7 run 2>&1 | head) drops the lines, never the run
+    with dropped_when_closed():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     from igestbench.config import load_run_config
     from igestbench.icat.credentials import Logins
     from igestbench.run.next_steps import end_of_run

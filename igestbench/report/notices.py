@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 from igestbench.report.footnotes import run_problems
-from igestbench.results.campaign import Campaign, CampaignRun
+from igestbench.results.campaign import Campaign, CampaignRun, replaced_text
 from igestbench.results.format import parse_timestamp
 from igestbench.results.server_clock import LOCAL, clock_text
 
@@ -89,6 +89,7 @@ def notices(campaign: Campaign) -> list[str]:
     notes += [f"{u.get('file')}: not counted: {u.get('reason')} (site {u.get('site')}, "
               f"target {u.get('target')})" for u in campaign.unexpected]
     notes += [f"{d.file}: damaged, {d}" for d in campaign.damaged]
+    notes += [replaced_text(r) for r in campaign.replaced]  # a newer run hides an older one's
     notes += [f"{run.file}: written in result format version {run.file_version}, read as "
               f"version {run.result.raw['version']}"
               for run in campaign.runs if run.file_version != run.result.raw["version"]]

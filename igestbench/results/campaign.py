@@ -14,14 +14,17 @@ One JSON object, versioned like the result files::
                   "passed", "total"}],           # older runs of a cell, newest first
      "skipped": [{"file", "reason"}],            # unreadable result files
      "unexpected": [{"file", "site", "target", "reason"}],   # not in campaign.toml
-     "damaged": [{"file", "site", "where", "what", "reason"}]}   # parts of files left out
+     "damaged": [{"file", "site", "where", "what", "reason"}],   # parts of files left out
+     "replaced": [{"site", "target", "file", "parts", "newer_file", "newer_status",
+                   "newer_parts", "missing"}]}   # older complete runs the newer one hides
 
 ``runs`` holds one entry per site x target x kind (the newest run of each kind: ``run`` for
 ``sv7 run``, ``swarm`` for ``sv7 swarm``) with the result document itself, so that a report
 needs nothing but this file. Sites and targets are named as the campaign names them; ``file``
 is the result file's base name (paths differ between machines and would make two merges of the
 same files differ). ``kind`` and ``damaged`` were added within version 1: a file without them
-has runs of kind ``run`` and nothing left out; so was ``checked``, the seal (:mod:`.seal`).
+has runs of kind ``run`` and nothing left out; so was ``checked``, the seal (:mod:`.seal`), and
+``replaced`` (a file without it names no hidden run: :func:`replaced_text`).
 
 A report must never fail on a campaign file: :func:`load_campaign` checks every embedded result
 as ``sv7 merge`` checked the files (:mod:`.loader`, :mod:`.contents`), so one edited or damaged
@@ -155,6 +158,8 @@ class Campaign:
     skipped: tuple[Skipped, ...]
     unexpected: tuple[Mapping[str, str], ...]
     damaged: tuple[Damaged, ...] = ()
+    #: older complete runs whose figures the counted run of their cell does not cover
+    replaced: tuple[Mapping[str, Any], ...] = ()
 
     def run(self, site: str, target: str, kind: str = "run") -> CampaignRun | None:
         """The counted run of ``kind`` of a site against a target (sv7 run's by default)."""
@@ -321,7 +326,34 @@ def _view(path: Path, doc: JSONObject, trusted: bool = False) -> Campaign:
         unexpected=tuple({str(k): str(v) for k, v in u.items()}
                          for u in doc["unexpected"] if isinstance(u, dict)),
         damaged=tuple(damaged),
+        replaced=tuple(r for r in doc.get("replaced") or () if _is_replaced(r)),
     )
+
+
+def _is_replaced(entry: Any) -> bool:
+    """A ``replaced`` entry :func:`replaced_text` can say (a damaged one is left out)."""
+    return isinstance(entry, dict) and all(
+        isinstance(entry.get(k), str) for k in ("site", "target", "file", "newer_file",
+                                                "newer_status")
+    ) and all(isinstance(entry.get(k), list) for k in ("parts", "newer_parts", "missing"))
+
+
+def replaced_text(entry: Mapping[str, Any]) -> str:
+    """An older run the page does not show, as ``sv7 merge`` prints it and the report's notices
+    say it: what the newer run measured, what the older one did, how to see both."""
+    newer = ", ".join(map(str, entry["newer_parts"])) or "nothing"
+    if entry["newer_status"] == "complete":
+        what = f"measured only {newer}"
+        lost = ", ".join(map(str, entry["missing"]))
+    else:
+        what = f"is {entry['newer_status']} (it was to measure {newer})"
+        lost = ", ".join(map(str, entry["parts"]))
+    both = list(dict.fromkeys([*entry["parts"], *entry["newer_parts"]]))  # the one run's
+    return (f"{entry['site']} → {entry['target']}: the newer run ({entry['newer_file']}) {what}; "
+            f"the older complete run ({entry['file']}) measured {lost}, which the page does not "
+            "show (merge keeps the newest run per site x target): measure them in one run again "
+            f"(sv7 run --parts {','.join(map(str, both))}), or merge without "
+            f"{entry['newer_file']}")
 
 
 _HISTORY_TYPES = {"site": str, "target": str, "file": str, "run_id": str, "started": str,

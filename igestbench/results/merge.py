@@ -4,7 +4,10 @@ Rules (issue 6):
 
 * a site x target cell is counted by its newest run of each kind (latest ``run.started``; ties
   broken by the finish time, the run id and finally the file's SHA-256, so the choice never
-  depends on the order of the files); older runs of the cell are kept as history. The kinds
+  depends on the order of the files); older runs of the cell are kept as history, and an older
+  complete run that measured a part or interface the newer runs did not (``--parts scale``
+  after a full run; a newer run that failed) is named in ``replaced``: said by merge and on the
+  page, since its figures are not shown. The kinds
   are ``run`` (``sv7 run``: checks, benchmarks, sweep) and ``swarm`` (``sv7 swarm``: a load
   sweep from many hosts): a swarm run stands beside the campaign run instead of replacing it;
 * a file that cannot be read (corrupt, truncated, foreign, unknown version) is reported with its
@@ -40,7 +43,7 @@ from igestbench import __version__
 from igestbench.errors import UsageError
 from igestbench.icat.endpoint import endpoint_of
 from igestbench.options import PARTS
-from igestbench.results.campaign import CAMPAIGN_FORMAT, CAMPAIGN_VERSION, Skipped
+from igestbench.results.campaign import CAMPAIGN_FORMAT, CAMPAIGN_VERSION, Skipped, replaced_text
 from igestbench.results.campaign_file import CampaignConfig, CampaignSite, CampaignTarget
 from igestbench.results.contents import Damage
 from igestbench.results.format import BUILT_IN_TARGET, JSONObject, ResultFileError
@@ -96,6 +99,8 @@ class MergeOutcome:
     unexpected: tuple[str, ...]
     #: One line per damaged part of a file that was left out (the file itself is counted).
     damaged: tuple[str, ...] = ()
+    #: One line per older complete run whose figures the newer run of its cell does not cover.
+    replaced: tuple[str, ...] = ()
 
 
 def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | None = None,
@@ -137,12 +142,14 @@ def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | No
         cells.setdefault((site_name, target_name, item.result.kind), []).append(item)
     runs: list[JSONObject] = []
     history: list[JSONObject] = []
+    replaced: list[JSONObject] = []
     for (site, target, kind), items in sorted(cells.items()):
         newest, *older = sorted(items, key=lambda f: f.order, reverse=True)
         runs.append({"site": site, "target": target, "kind": kind,
                      "file": newest.result.path.name, "file_version": newest.result.version,
                      "sha256": newest.sha256, "result": newest.result.raw})
         history.extend(_history(site, target, item) for item in older)
+        replaced.extend(_replaced(site, target, newest, older))
     damaged = sorted(({"file": f.result.path.name, "site": f.result.site, **d.to_dict()}
                       for f in files for d in f.result.damages),
                      key=lambda d: (d["file"], d["where"]))
@@ -158,11 +165,14 @@ def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | No
         "skipped": [{"file": s.file, "reason": s.reason} for s in ordered_skips],
         "unexpected": unexpected,
         "damaged": damaged,
+        # only when there is one: a merge that hides nothing writes the file it wrote before
+        **({"replaced": replaced} if replaced else {}),
     }
     lines = tuple(f"{u['file']}: {u['reason']} (site {u['site']}, target {u['target']})"
                   for u in unexpected)
     return MergeOutcome(document, ordered_skips, lines,
-                        tuple(f"{d['file']}: {damage_text(d)}" for d in damaged))
+                        tuple(f"{d['file']}: {damage_text(d)}" for d in damaged),
+                        tuple(replaced_text(r) for r in replaced))
 
 
 def damage_text(damage: Mapping[str, str]) -> str:
@@ -245,3 +255,53 @@ def _history(site: str, target: str, item: _Loaded) -> dict[str, Any]:
             "started": item.result.raw["run"]["started"], "status": item.result.status,
             "passed": outcomes.count("passed"),
             "total": sum(o != "skipped" for o in outcomes)}
+
+
+def _measured(item: _Loaded) -> tuple[set[str], set[str] | None]:
+    """The parts and interfaces a run measured: none unless it completed (a failed or
+    interrupted run did not measure all it was asked to); interfaces None when the file is older
+    than ``run.interfaces``."""
+    run = item.result.raw["run"]
+    if item.result.status != "complete":
+        return set(), set()
+    interfaces = run.get("interfaces")
+    return (set(run.get("parts") or ()),
+            set(interfaces) if isinstance(interfaces, list) else None)
+
+
+def _covers(newer: _Loaded, older: _Loaded) -> bool:
+    """Whether ``newer`` measured every part and interface ``older`` measured."""
+    parts, interfaces = _measured(newer)
+    old_parts, old_interfaces = _measured(older)
+    return old_parts <= parts and (interfaces is None or old_interfaces is None
+                                   or old_interfaces <= interfaces)
+
+
+def _replaced(site: str, target: str, newest: _Loaded, older: list[_Loaded]) -> list[JSONObject]:
+    """The older complete runs of a cell whose figures the page no longer shows, because no run
+    after them measured all they did (a partial newer run, ``--parts scale``, or one that failed:
+    finding 4 of the third tryout). Merge keeps one run per cell; this says what that costs."""
+    if newest.result.kind != "run":
+        return []
+    lost = []
+    newer_ones = [newest]
+    for item in older:  # newest first
+        if item.result.status == "complete" and not any(_covers(n, item) for n in newer_ones):
+            parts, interfaces = _measured(newest)  # nothing when it did not complete
+            old_parts, old_interfaces = _measured(item)
+            missing = [p for p in PARTS if p in old_parts - parts]
+            if interfaces is not None and old_interfaces is not None:
+                missing += sorted(old_interfaces - interfaces)
+            lost.append({"site": site, "target": target, "file": item.result.path.name,
+                         "parts": sorted(old_parts, key=_part_order),
+                         "newer_file": newest.result.path.name,
+                         "newer_status": newest.result.status,
+                         "newer_parts": sorted(newest.result.raw["run"].get("parts") or (),
+                                               key=_part_order),
+                         "missing": missing})
+        newer_ones.append(item)
+    return lost
+
+
+def _part_order(part: str) -> int:
+    return PARTS.index(part) if part in PARTS else len(PARTS)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from collections.abc import Mapping
+from typing import Any, TextIO
 
 from igestbench.run.progress import Progress
 
@@ -77,3 +78,18 @@ class CleanupLines:
         if self.live:
             self.stream.write("\r\x1b[2K")
         print(f"{self.prefix}: {text}", file=self.stream, flush=True)
+
+
+def cleanup_line(section: Mapping[str, Any] | None) -> str:
+    """What a run's cleanup did, in one line (the result file's ``cleanup`` section): the same
+    line after every run, whether it created ten objects or a million, finished or stopped."""
+    if section is None:
+        return "nothing cleaned up: the run stopped before it created anything"
+    deleted = f"{section.get('deleted') or 0:,} object(s) deleted"
+    left, journal = section.get("left"), section.get("journal")
+    if left == 0 and not journal:
+        return f"cleaned up: {deleted}, nothing of the run left on the catalogue"
+    why = (f"{left:,} left" if left is not None
+           else f"then {section.get('error') or 'the catalogue could not be asked what is left'}")
+    how = f"; journal kept: {journal} (sv7 cleanup {journal} finishes the job)" if journal else ""
+    return f"cleanup incomplete: {deleted}, {why}{how}"

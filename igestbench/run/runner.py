@@ -35,7 +35,7 @@ from igestbench.results.format import BUILT_IN_TARGET, ResultFileError
 from igestbench.run import interfaces
 from igestbench.run.benchmarks import benchmark_entry
 from igestbench.run.cleanup import RunJournal
-from igestbench.run.cleanup_progress import CleanupLines
+from igestbench.run.cleanup_progress import CleanupLines, cleanup_line
 from igestbench.run.data_service import IdsProbe, probe_ids
 from igestbench.run.out_dir import check_out_dir
 from igestbench.run.outage import OutageNotes, describe, merge_outages
@@ -196,6 +196,9 @@ class Runner:
                 compress=config.gzip,
             )
             status, code = "complete", EXIT_OK
+            #: every part asked for ran: "complete" is written only then (an error nobody
+            #: foresaw must not leave a file that says the run finished)
+            measured = False
             self.journal = RunJournal(writer.path, self.tag, CleanupLines(self.progress))
             sampler = Sampler(interval_s=1.0)
             try:
@@ -240,6 +243,7 @@ class Runner:
                 writer.set_run("server_clock", self.journal.server_clock)  # where it came from
                 self.progress.note(f"journal: {self.journal.path}")
                 self._parts(target, writer, sampler)
+                measured = True
             except (ResultFileError, JournalWriteError) as exc:
                 # a full disk, a quota: stop now; the cleanup below needs no file
                 status, code = "failed", EXIT_WRITE
@@ -257,7 +261,15 @@ class Runner:
                 status, code = "failed", EXIT_ERROR
             except KeyboardInterrupt:  # Stopped by a signal (stopping.py), or Ctrl-C in a part
                 status, code = "interrupted", stop.exit_code
+            except Exception as exc:  # a fault of sv7's own: cleaned up, said, then raised
+                self._note(writer, f"run stopped by an unexpected error: {exc!r}")
+                self.summary.append(f"the run stopped by an unexpected error: {exc!r}")
+                status, code = "failed", EXIT_ERROR
+                raise
             finally:
+                if status == "complete" and not measured:  # e.g. a BaseException of a library
+                    self._note(writer, "run stopped before every part ran")
+                    status, code = "failed", EXIT_ERROR
                 stop.hold()  # from here on a signal is noted, not raised: the cleanup must finish
                 sampler.stop()
                 # the cleanup first: a write that fails below must not cost it
@@ -266,6 +278,7 @@ class Runner:
                     cleaned_up = self._cleanup(target)
                 if stop.signum is not None:  # also one that came during the cleanup
                     status, code = "interrupted", stop.exit_code
+                self._say_end(status, stop, cleaned_up)
                 try:
                     for series in sampler.series():
                         writer.append("samples", series.to_dict())
@@ -468,9 +481,13 @@ class Runner:
                 f"{len(section['foreign'])} journaled object(s) no longer belong to this run on "
                 "the catalogue; left alone: " + ", ".join(section["foreign"][:5])
             )
-        if section.get("journal"):
-            self.summary.append(
-                f"not everything could be cleaned up; journal kept: {section['journal']} "
-                f"(sv7 cleanup {section['journal']} finishes the job)"
-            )
         return section
+
+    def _say_end(self, status: str, stop: StopState, cleaned_up: dict[str, Any] | None) -> None:
+        """One line at the end of every run: how it ended when it did not finish, and what
+        its cleanup did (what is left and how to remove it)."""
+        cleanup = cleanup_line(cleaned_up)
+        if status == "interrupted":
+            self.summary.insert(0, f"interrupted by {stop.name}; {cleanup}")
+        else:
+            self.summary.append(cleanup)

@@ -224,4 +224,9 @@ def file_summary(path: Path) -> list[str]:
         result = load_result(path)
     except ResultFileError as exc:
         return [f"no summary: {exc}"]
+    status = result.raw["run"].get("status")
+    if status != "complete":  # the figures below are not the run asked for: say so first
+        return [f"the run is {status}: the summary holds only what was measured before it "
+                "stopped (the result file's notes say why)",
+                *end_summary(summary_rows(result), result.sweeps, cap_option(result.raw["run"]))]
     return end_summary(summary_rows(result), result.sweeps, cap_option(result.raw["run"]))
