@@ -17,7 +17,13 @@ from typing import Any, Protocol
 
 from igestbench.report.notices import end_cause
 from igestbench.results.campaign import Campaign, CampaignRun
-from igestbench.results.figures import RowIndex, SummaryRow, measures_of
+from igestbench.results.figures import (
+    BENCHMARK_CALLS,
+    RowIndex,
+    SummaryRow,
+    benchmark_calls,
+    measures_of,
+)
 from igestbench.results.pooling import pool
 from igestbench.results.scoring import (
     score_checks,
@@ -235,14 +241,9 @@ def _service_aspects(runs: Sequence[CampaignRun], cells: Sequence[CellOutcome]
     blocked = [c.site for c in tried if c not in connected]
     reach = score_reachability(len(connected), len(tried), blocked)
     checks = score_checks(sum(c.passed for c in connected), sum(c.total for c in connected))
-    errors = calls = 0
-    for run in runs:
-        for row in run.figures:
-            if row.metric == "errors":
-                errors += int(row.value or 0)
-            elif row.metric.endswith("rate") and row.workload != "sweep":
-                calls += row.samples
-    reliability = score_reliability(errors, calls + errors)
+    counted = [benchmark_calls(run.figures) for run in runs]
+    reliability = score_reliability(sum(f for _, f in counted), sum(c for c, _ in counted),
+                                     BENCHMARK_CALLS)
     return tuple(AspectScore(name, s.level, s.score, s.max, s.evidence,
                              tuple(c.site for c in tried), len(tried))
                  for name, s in zip(SERVICE_ASPECTS, (reach, checks, reliability), strict=True))

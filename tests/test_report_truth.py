@@ -1,0 +1,45 @@
+"""The page says what its figures are: counts, flags and marks mean what they say (tryout 3)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from igestbench.report import build_report
+from igestbench.results.campaign import Campaign, dump_campaign, load_campaign
+from igestbench.results.merge import merge
+from tests.campaign_helpers import bench, write_result
+from tests.test_report_scale import section
+
+URL = "https://t1.example/ICATService/ICAT"
+
+
+def _campaign(tmp_path: Path, *, parts: tuple[str, ...], scale: dict[str, Any] | None = None,
+              benchmarks: tuple[dict[str, Any], ...] = (), **extra: Any) -> Campaign:
+    path = write_result(tmp_path, "A", URL, parts=parts, benchmarks=benchmarks, **extra)
+    if scale is not None:
+        doc = json.loads(path.read_text())
+        doc["scale"] = scale
+        path.write_text(json.dumps(doc))
+    out = tmp_path / "c.json"
+    dump_campaign(merge([path]).document, out)
+    return load_campaign(out)
+
+
+def _aspect(campaign: Campaign, name: str) -> Any:
+    (scores,) = build_report(campaign).scores
+    return next(a for a in scores.aspects if a.aspect == name)
+
+
+def test_reliability_counts_calls_not_the_datafiles_a_batch_or_the_scale_part_makes(
+        tmp_path: Path) -> None:
+    many = bench("burst", "burst/createMany", 1, [5.0] * 9)
+    many["checks"] = {"batch_size": 1000, "createMany.expected": 9000}
+    campaign = _campaign(tmp_path, parts=("burst", "scale"), scale=section(),
+                         benchmarks=(many,))
+    reliability = _aspect(campaign, "reliability")
+    # 9 createMany calls (9,000 Datafiles), and the scale part's 100,000 Datafiles not at all
+    assert reliability.evidence.startswith("0 failed of 9 benchmark calls (0 %)")
+    assert "a createMany call is one call" in reliability.evidence
+    assert "scale part" in reliability.evidence
