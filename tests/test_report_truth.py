@@ -6,8 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from igestbench.measure.sampler import PhaseSeries
 from igestbench.report import build_report
 from igestbench.results.campaign import Campaign, dump_campaign, load_campaign
+from igestbench.results.client_use import CLIENT_BOUND_PERCENT, phase_client_use
 from igestbench.results.merge import merge
 from tests.campaign_helpers import bench, write_result
 from tests.test_report_scale import section
@@ -43,3 +45,18 @@ def test_reliability_counts_calls_not_the_datafiles_a_batch_or_the_scale_part_ma
     assert reliability.evidence.startswith("0 failed of 9 benchmark calls (0 %)")
     assert "a createMany call is one call" in reliability.evidence
     assert "scale part" in reliability.evidence
+
+
+def test_the_client_cpu_chart_draws_the_figure_the_client_bound_flag_is_decided_from() -> None:
+    # two clients using 150 % of the 200 % they could use, the busiest 95 % of its core: bound
+    phase = PhaseSeries("burst/zeep/2", 1.0, t_s=[1.0], dt_s=[1.0], cpu_percent=[100.0],
+                        client_cpu_percent=[150.0], client_capacity_percent=[200.0],
+                        busiest_process_percent=[95.0], others_cpu_percent=[50.0],
+                        load_avg=[1.0], client_wait_percent=[0.0])
+    assert phase.client_bound
+    drawn = phase_client_use(phase.to_dict())
+    assert drawn == 95.0 and drawn > CLIENT_BOUND_PERCENT
+    # a phase in which no client of the suite ran has no bar (not the machine's 80 %)
+    assert phase_client_use({"phase": "scale", "cpu_percent": [80.0],
+                             "client_cpu_percent": [0.0],
+                             "client_capacity_percent": [0.0]}) is None
