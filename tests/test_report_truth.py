@@ -60,3 +60,38 @@ def test_the_client_cpu_chart_draws_the_figure_the_client_bound_flag_is_decided_
     assert phase_client_use({"phase": "scale", "cpu_percent": [80.0],
                              "client_cpu_percent": [0.0],
                              "client_capacity_percent": [0.0]}) is None
+
+
+def _options(**given: Any) -> dict[str, Any]:
+    """run.options as sv7 run writes them: the quick profile's, but what was given."""
+    quick = {"flavours": ["zeep"], "cycles": 3, "files": 50, "queries": 50, "batch_size": 10,
+             "max_rate": 40.0, "duration": 1.0, "warmup": 0.25, "scale_sizes": [300, 1000],
+             "file_sizes": [1024, 1048576]}
+    return {**quick, **given}
+
+
+def test_a_scale_only_run_says_not_run_for_what_it_was_not_asked_to_do(tmp_path: Path) -> None:
+    campaign = _campaign(tmp_path, parts=("scale",), scale=section(), profile="quick",
+                         run_extra={"options": _options(scale_sizes=[1000, 10000, 100000])})
+    report = build_report(campaign)
+    (scores,) = report.scores
+    levels = {a.aspect: (a.level, a.evidence) for a in scores.aspects}
+    assert levels["checks"] == ("not run", "no run was asked to run the checks (--parts verify)")
+    assert levels["reachability"][0] == levels["content"][0] == "not run"
+    assert levels["reliability"][0] == "not run"
+    assert "benchmark workload" in levels["reliability"][1]
+    (row,) = report.summary.rows
+    assert row.sustained.text == "not run" and "load sweep" in (row.sustained.note or "")
+    # the sizes were the user's: the quick profile set nothing this run measured
+    assert not [n for n in report.notices if "quick tour" in n]
+
+
+def test_the_quick_tour_notice_says_what_the_profile_set_and_its_for_one_run(
+        tmp_path: Path) -> None:
+    campaign = _campaign(tmp_path, parts=("burst", "scale"), scale=section(), profile="quick",
+                         benchmarks=(bench("burst", "burst/create", 1, [5.0] * 9),),
+                         run_extra={"options": _options()})
+    (notice,) = [n for n in build_report(campaign).notices if "quick tour" in n]
+    assert "A → t1.example (one client flavour, small counts, a tree of 300 and 1,000 " \
+           "Datafiles)" in notice
+    assert "sweep" not in notice and "Its figures" in notice and "Their" not in notice

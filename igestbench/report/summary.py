@@ -196,6 +196,9 @@ def _sustained(runs: Sequence[CampaignRun]) -> SummaryCell:
                 continue
             if best is None or row.value > (best[0].value or 0):
                 best = (row, run)
+    if best is None and not any(r.result.raw.get("sweeps") or "sweep" in (
+            r.result.raw["run"].get("parts") or ("sweep",)) for r in runs):
+        return SummaryCell("not run", note="no run was asked for a load sweep (--parts sweep)")
     if best is None:
         return SummaryCell("—", note="no sweep sustained a rate")
     row, run = best

@@ -217,6 +217,8 @@ def _aspect(aspect: str, runs: Sequence[CampaignRun], url: str) -> AspectScore:
         # scheme and port are in the URL: known even when no site got through
         s = score_deployment(url)
         return AspectScore(aspect, s.level, s.score, s.max, s.evidence + " (from the URL)", (), 0)
+    if not scored and not _asked(runs, CHECK_PARTS):
+        return AspectScore(aspect, NOT_RUN, None, None, NO_CHECKS, (), 0)
     if not scored:
         return AspectScore(aspect, "unknown", None, None, "no site could measure it", (), 0)
     levels = [str(s.get("level")) for _, s in scored]
@@ -227,6 +229,26 @@ def _aspect(aspect: str, runs: Sequence[CampaignRun], url: str) -> AspectScore:
     return AspectScore(aspect, level, chosen.get("score"), chosen.get("max"),
                        str(chosen.get("evidence") or ""),
                        tuple(x for x, s in scored if str(s.get("level")) == level), len(scored))
+
+
+#: The level of an aspect no run was asked to measure (not "unknown": nothing was tried).
+NOT_RUN = "not run"
+#: The parts that run the checks, and those that make benchmark calls (options.PARTS).
+CHECK_PARTS = ("verify",)
+BENCHMARK_PARTS = ("full-cycle", "single-query", "burst", "multi-query", "ids")
+NO_CHECKS = "no run was asked to run the checks (--parts verify)"
+NO_BENCHMARKS = ("no run was asked for a benchmark workload (--parts full-cycle, single-query, "
+                 "burst, multi-query, ids)")
+
+
+def _asked(runs: Sequence[CampaignRun], parts: Sequence[str]) -> bool:
+    """Whether any of ``runs`` was asked to run one of ``parts`` (a file without its list of
+    parts: taken as asked)."""
+    for run in runs:
+        listed = run.result.raw["run"].get("parts")
+        if not isinstance(listed, list) or set(listed) & set(parts):
+            return True
+    return False
 
 
 #: What partners met, scored over the campaign (results/scoring.py): after the deployment's
@@ -244,9 +266,14 @@ def _service_aspects(runs: Sequence[CampaignRun], cells: Sequence[CellOutcome]
     counted = [benchmark_calls(run.figures) for run in runs]
     reliability = score_reliability(sum(f for _, f in counted), sum(c for c, _ in counted),
                                      BENCHMARK_CALLS)
+    asked = (_asked(runs, CHECK_PARTS),) * 2 + (_asked(runs, BENCHMARK_PARTS),)
     return tuple(AspectScore(name, s.level, s.score, s.max, s.evidence,
                              tuple(c.site for c in tried), len(tried))
-                 for name, s in zip(SERVICE_ASPECTS, (reach, checks, reliability), strict=True))
+                 if ran or s.score is not None else
+                 AspectScore(name, NOT_RUN, None, None,
+                             NO_CHECKS if name != "reliability" else NO_BENCHMARKS, (), 0)
+                 for name, s, ran in zip(SERVICE_ASPECTS, (reach, checks, reliability), asked,
+                                         strict=True))
 
 
 class CellOutcome(Protocol):
