@@ -8,6 +8,13 @@ from typing import Any
 
 from igestbench.measure.sampler import PhaseSeries
 from igestbench.report import build_report
+from igestbench.report.summary import (
+    BEST_LEGEND,
+    EMPTY,
+    SummaryCell,
+    TargetSummary,
+    _mark_best,
+)
 from igestbench.results.campaign import Campaign, dump_campaign, load_campaign
 from igestbench.results.client_use import CLIENT_BOUND_PERCENT, phase_client_use
 from igestbench.results.merge import merge
@@ -95,3 +102,28 @@ def test_the_quick_tour_notice_says_what_the_profile_set_and_its_for_one_run(
     assert "A → t1.example (one client flavour, small counts, a tree of 300 and 1,000 " \
            "Datafiles)" in notice
     assert "sweep" not in notice and "Its figures" in notice and "Their" not in notice
+
+
+def _target(name: str, lookup: SummaryCell, sustained: SummaryCell) -> TargetSummary:
+    return TargetSummary(name, None, 1, 1, 1, None, 0, None, (lookup, EMPTY, EMPTY), EMPTY,
+                         sustained, EMPTY)
+
+
+def test_the_star_marks_the_best_measured_value_among_comparable_ones() -> None:
+    def ms(value: float, flavour: str = "zeep", source: int = 0) -> SummaryCell:
+        return SummaryCell(f"{value} ms", value, "ms", flavour=flavour, source=source)
+
+    def capped(rate: float) -> SummaryCell:
+        return SummaryCell(f"≥ {rate} requests/s", rate, "requests/s", marks=("capped",),
+                           flavour="soap lean", bound="lower")
+
+    rows = _mark_best([
+        _target("A", ms(1.2), capped(40.0)),
+        _target("B", ms(1.5), capped(40.0)),
+        _target("C", ms(0.4, "python-icat"), capped(40.0)),  # another client: not ranked
+        _target("D", ms(0.9, source=1), EMPTY),  # the operator's own figure: not ranked
+    ])
+    assert [r.target for r in rows if r.figures[0].best] == ["A"]
+    assert not any(r.sustained.best for r in rows)  # a cap is not a measurement
+    assert "same client flavour" in BEST_LEGEND and "never starred" in BEST_LEGEND
+    assert "operator itself" in BEST_LEGEND
