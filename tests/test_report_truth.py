@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from igestbench.measure.sampler import PhaseSeries
-from igestbench.report import build_report
+from igestbench.report import build_report, render_html, render_markdown
 from igestbench.report.summary import (
     BEST_LEGEND,
     EMPTY,
@@ -15,6 +15,7 @@ from igestbench.report.summary import (
     TargetSummary,
     _mark_best,
 )
+from igestbench.report.tables import SCORE_LEGEND
 from igestbench.results.campaign import Campaign, dump_campaign, load_campaign
 from igestbench.results.client_use import CLIENT_BOUND_PERCENT, phase_client_use
 from igestbench.results.merge import merge
@@ -127,3 +128,18 @@ def test_the_star_marks_the_best_measured_value_among_comparable_ones() -> None:
     assert not any(r.sustained.best for r in rows)  # a cap is not a measurement
     assert "same client flavour" in BEST_LEGEND and "never starred" in BEST_LEGEND
     assert "operator itself" in BEST_LEGEND
+
+
+def test_a_total_says_what_it_is_out_of_in_the_same_words_everywhere(tmp_path: Path) -> None:
+    campaign = _campaign(tmp_path, parts=("scale",), scale=section())
+    report = build_report(campaign)
+    (row,) = report.summary.rows
+    (scores,) = report.scores
+    # only the deployment (3 points, from the URL) was measured: the total says the rest
+    assert row.score.text == scores.total_text == "3 / 3 (17 of 20 points not measured)"
+    html, markdown = render_html(report), render_markdown(report)
+    assert SCORE_LEGEND.startswith("Higher is better. A target's total is out of 20: 10 for")
+    assert SCORE_LEGEND.replace("'", "&#39;") in html and SCORE_LEGEND in markdown
+    assert "out of 10" not in markdown
+    assert "3 / 3 (17 of 20 points not measured)" in html
+    assert "| t1.example | 3 / 3 (17 of 20 points not measured) |" in markdown

@@ -23,6 +23,7 @@ from functools import partial
 
 from igestbench.report.matrices import Success, SuccessCell
 from igestbench.report.series import interface_name
+from igestbench.report.tables import total_text
 from igestbench.results.campaign import Campaign, CampaignRun
 from igestbench.results.campaign_file import CampaignTarget
 from igestbench.results.causes import MEANINGS
@@ -311,8 +312,9 @@ def campaign_summary(campaign: Campaign, success: Success,
             tried=sum(c.state != "not-run" for c in column), sites=len(column),
             cause=cause, cause_sites=cause_sites, cause_letter=letter,
             figures=tuple(figures), rest_vs_soap=_ratio(groups), sustained=_sustained(runs),
-            score=SummaryCell(f"{score[0]} / {score[1]}", float(score[0]),
-                              f"points of {score[1]}") if score else EMPTY,
+            # totals of different maxima (aspects not measured) are not compared
+            score=SummaryCell(total_text(score), float(score[0]), f"points of {score[1]}",
+                              flavour=f"of {score[1]}") if score else EMPTY,
         ))
     shares = [(r.works / r.tried if r.tried else -1.0) for r in rows]
     top = max(shares, default=-1.0)

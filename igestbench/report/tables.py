@@ -194,6 +194,33 @@ class AspectScore:
     measured_by: int
 
 
+#: Each aspect's most points (results/scoring.py): 10 for how a catalogue is deployed, 10 for
+#: what the campaign's sites met.
+ASPECT_MAX = {"deployment": 3, "certificate": 3, "authentication": 2, "content": 2,
+              "reachability": 4, "checks": 4, "reliability": 2}
+#: A target's total at most: every aspect measured.
+SCORE_MAX = sum(ASPECT_MAX.values())
+#: What a total is, as every printer of it says (page, Markdown, summary).
+SCORE_LEGEND = (f"Higher is better. A target's total is out of {SCORE_MAX}: "
+                f"{sum(ASPECT_MAX[a] for a in ASPECTS)} for how it is deployed "
+                f"({', '.join(ASPECTS)}) and "
+                f"{sum(ASPECT_MAX[a] for a in ('reachability', 'checks', 'reliability'))} for "
+                "what the campaign's sites met (reachability, checks, reliability). An aspect "
+                "that was not measured (unknown, not run) counts in neither the score nor its "
+                "maximum; the total then says how many points were not measured")
+
+
+def total_text(total: tuple[int, int] | None) -> str:
+    """A target's total as every printer writes it: ``16 / 20``, or ``3 / 5 (15 of 20 points
+    not measured)``; ``—`` when no aspect was measured."""
+    if total is None:
+        return "—"
+    score, most = total
+    missing = SCORE_MAX - most
+    return f"{score} / {most}" + (f" ({missing} of {SCORE_MAX} points not measured)"
+                                  if missing > 0 else "")
+
+
 @dataclass(frozen=True)
 class TargetScores:
     target: str
@@ -207,6 +234,10 @@ class TargetScores:
         if not known:
             return None
         return sum(a.score or 0 for a in known), sum(a.max or 0 for a in known)
+
+    @property
+    def total_text(self) -> str:
+        return total_text(self.total)
 
 
 def _aspect(aspect: str, runs: Sequence[CampaignRun], url: str) -> AspectScore:
