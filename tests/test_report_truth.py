@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import csv
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 from igestbench.measure.sampler import PhaseSeries
-from igestbench.report import build_report, render_html, render_markdown
+from igestbench.report import build_report, render_html, render_markdown, write_csv
+from igestbench.report.render import _safe
 from igestbench.report.summary import (
     BEST_LEGEND,
     EMPTY,
@@ -15,7 +18,7 @@ from igestbench.report.summary import (
     TargetSummary,
     _mark_best,
 )
-from igestbench.report.tables import SCORE_LEGEND
+from igestbench.report.tables import SCORE_LEGEND, BenchmarkRow
 from igestbench.results.campaign import Campaign, dump_campaign, load_campaign
 from igestbench.results.client_use import CLIENT_BOUND_PERCENT, phase_client_use
 from igestbench.results.merge import merge
@@ -143,3 +146,28 @@ def test_a_total_says_what_it_is_out_of_in_the_same_words_everywhere(tmp_path: P
     assert "out of 10" not in markdown
     assert "3 / 3 (17 of 20 points not measured)" in html
     assert "| t1.example | 3 / 3 (17 of 20 points not measured) |" in markdown
+
+
+def test_the_csv_has_the_tables_header_and_guards_formulas_but_not_figures(
+        tmp_path: Path) -> None:
+    campaign = _campaign(tmp_path, parts=("scale",), scale=section())
+    written = {p.name: p for p in write_csv(build_report(campaign), tmp_path / "csv")}
+    # a run without benchmarks: the table's whole header, as the Markdown prints it
+    header = written["benchmarks.csv"].read_text().splitlines()
+    assert header == [",".join(f.name for f in dataclasses.fields(BenchmarkRow)
+                               if f.name != "figures")]
+    rows = list(csv.DictReader(written["summary.csv"].read_text().splitlines()))
+    slopes = [r["text"] for r in rows if r["metric"].endswith("growth")]
+    assert slopes and all(not t.startswith("'") for t in slopes)
+    assert _safe("-0.01 slope") == "-0.01 slope" and _safe("-3") == "-3"
+    for formula in ("=1+1", "-2+3+cmd|' /C calc'!A0", "@SUM(A1)", "+x", "\t=1", "\r=1"):
+        assert _safe(formula) == "'" + formula
+
+
+def test_a_deviation_is_kept_to_six_significant_digits_as_its_mean(tmp_path: Path) -> None:
+    cycles = bench("full-cycle", "full-cycle", 1, [20.0, 23.0, 31.0, 27.3])
+    campaign = _campaign(tmp_path, parts=("full-cycle",), benchmarks=(cycles,))
+    (row,) = build_report(campaign).benchmarks
+    assert row.full_cycle_sd_ms is not None
+    assert row.full_cycle_sd_ms == float(f"{row.full_cycle_sd_ms:.6g}")
+    assert len(repr(row.full_cycle_sd_ms).replace(".", "").lstrip("0")) <= 6

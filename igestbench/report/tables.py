@@ -114,6 +114,11 @@ def _value(row: SummaryRow | None) -> float | None:
     return row.value if row is not None else None
 
 
+def _six(value: float | None) -> float | None:
+    """Six significant digits, as the registry keeps every figure beside it (the mean)."""
+    return None if value is None else float(f"{value:.6g}")
+
+
 def _sd(entry: Mapping[str, Any] | None, mean_ms: float | None) -> float | None:
     """The full cycles' deviation around their mean, from the histogram's buckets."""
     if entry is None or mean_ms is None:
@@ -147,7 +152,7 @@ def _row(run: CampaignRun, index: RowIndex, flavour: str, local: bool = False) -
         site=run.site, target=run.target, flavour=flavour,
         clients=min(levels) if levels else None,
         full_cycle_mean_ms=_value(cycle),
-        full_cycle_sd_ms=_sd(lowest["full-cycle"], _value(cycle)),
+        full_cycle_sd_ms=_six(_sd(lowest["full-cycle"], _value(cycle))),
         query_p50_ms=_value(figures[("single-query", "p50")]),
         query_p99_ms=_value(figures[("single-query", "p99")]),
         burst_create_per_s=_value(figures[("burst", "create rate")]),

@@ -150,7 +150,7 @@ def score_checks(passed: int, run: int) -> Score:
     share = passed / run
     points = 4 if passed == run else _share_level(share, ((0.95, 3), (0.8, 2), (1e-9, 1)))
     level = {4: "all", 3: "nearly all", 2: "most", 1: "some", 0: "none"}[points]
-    return Score(level, points, 4, f"{passed} of {run} checks passed")
+    return Score(level, points, 4, f"{passed:,} of {run:,} checks passed")
 
 
 def score_reliability(errors: int, calls: int, counted: str = "") -> Score:
