@@ -289,6 +289,46 @@ def test_a_growing_answer_is_not_called_a_scan() -> None:
     assert scan is not None and "scans" in scan.meaning
 
 
+def test_growth_meanings_say_what_the_sizes_show() -> None:
+    # tryout of 2026-11-26: "flat: an index finds the answer" of a Datafile by name (a scan
+    # hidden by the call's own cost at 10^3-10^4), "flat (slope -0.42)" of a call that fell,
+    # and a member's COUNT "linear: the database scans: no index serves this query" while
+    # root's same COUNT stayed flat (the member's rules, asked of every row, grew)
+    flat = fit([1000, 10_000], [0.5, 0.6])
+    assert flat is not None and flat.word == "flat" and "index" not in flat.meaning
+    assert "did not grow" in flat.meaning
+    fell = fit([300, 1000], [0.6, 0.35])
+    assert fell is not None and fell.word == "flat" and fell.slope < -0.2
+    assert "fell" in fell.meaning and "did not grow" not in fell.meaning
+    root = fit([1000, 10_000, 100_000], [0.5, 0.6, 0.8])
+    member = fit([1000, 10_000, 100_000], [1.0, 5.0, 40.0])
+    assert root is not None and member is not None and root.word == "flat"
+    read = member.beside_root(root)
+    assert read.word == "linear" and read.slope == member.slope
+    assert "rules" in read.meaning and "scans" not in read.meaning
+    assert f"({root.slope:.2f})" in read.meaning
+    # root's call grows as well: the table is what grows, for both
+    grows = fit([1000, 10_000, 100_000], [1.0, 9.0, 80.0])
+    assert "scans" in member.beside_root(grows).meaning
+    assert member.beside_root(None) is member
+
+
+def test_the_part_reads_a_member_s_growth_beside_root_s() -> None:
+    from igestbench.run.scale import ScalePart
+
+    part = ScalePart.__new__(ScalePart)  # only its sizes matter to growth()
+    part.sizes = [
+        {"size": size, "queries": [
+            {"query": "count", "interface": "soap", "role": "root", "p50_ms": 0.5 + i / 10,
+             "rows": 1},
+            {"query": "count", "interface": "soap", "role": "member", "p50_ms": 10.0 ** i,
+             "rows": 1}]}
+        for i, size in enumerate((1000, 10_000, 100_000))]  # fmt: skip
+    by_role = {g["role"]: g for g in part.growth()}
+    assert by_role["root"]["growth"] == "flat"
+    assert by_role["member"]["growth"] == "linear" and "rules" in by_role["member"]["meaning"]
+
+
 def test_a_signal_during_the_part_stops_it_with_cleanup(tmp_path: Path) -> None:
     import signal
     import subprocess

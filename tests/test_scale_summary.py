@@ -100,7 +100,7 @@ def test_the_end_of_the_run_prints_the_part_s_figures(tmp_path: Path) -> None:
     lines = file_summary(older_file(tmp_path))
     assert lines[0].startswith("scale (p50 at the largest size, as root / as the member")
     assert lines[1] == ("  population: 12,000 Datafiles/s (growing the tree to 100,000 "
-                        "Datafiles (+100,000 by createMany))")
+                        "Datafiles, 100,000 of them by createMany)")
     (name,) = [line for line in lines if line.startswith("  SOAP name ")]
     rows = {r.metric: r for r in summary_rows(load_result(older_file(tmp_path / "again")))}
     # the same texts as the file's rows: the registry's, not the printer's own
@@ -108,3 +108,18 @@ def test_the_end_of_the_run_prints_the_part_s_figures(tmp_path: Path) -> None:
     assert rows[metric("name", "member", P50)].text in name
     assert "; linear (slope 1.00): the database scans" in name
     assert not [line for line in lines if "population " in line and "SOAP" in line]
+
+
+def test_a_flat_line_that_fell_says_it_is_noise() -> None:
+    # tryout of 2026-11-26: the quick tour printed "SOAP get … flat (slope -0.42)", a verdict
+    # on two sizes whose calls varied more than the tree changed them
+    from igestbench.results.growth import FELL, MEANINGS
+    from igestbench.results.rows import SummaryRow
+    from igestbench.run.summary import _growth_text
+
+    def row(slope: float, meaning: str) -> SummaryRow:
+        return SummaryRow("scale", "soap", "lean", None, "get root growth", slope, "",
+                          f"{slope:.2f}", 2, note=f"flat: {meaning} (over 2 sizes)")
+
+    assert _growth_text(row(-0.42, FELL)) == f"; flat (slope -0.42): {FELL}"
+    assert _growth_text(row(0.05, MEANINGS["flat"])) == "; flat (slope 0.05)"

@@ -4,15 +4,22 @@ A query an index answers costs about the same at 10³ and 10⁶ Datafiles (slope
 whose index walk or answer grows with the tree grows slowly (a B-tree's depth is logarithmic);
 one that no index serves makes the database read every row, and its cost grows with the table
 (slope near 1 once the scan outweighs the call's fixed cost). The slope is fitted by least
-squares over every size measured; the word for it is decided here, once, for the result file,
-the terminal and the report alike.
+squares over every size measured; the word for it, and what it means, are decided here, once,
+for the result file, the terminal and the report alike.
+
+A meaning states what was measured, and a cause only where the measurement shows it: a flat
+line over small sizes may still hide a scan behind the call's fixed cost (a Datafile by name
+alone at 10³-10⁴), so "flat" says that the cost did not grow, not that an index serves the
+query; a slope below zero is the calls' noise; and where a member's call grows with the tree
+but root's same call does not, the table is not the cause (root's call reads it too) — the
+member's rules, asked of every row, are (:meth:`Growth.beside_root`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 #: Below this slope a query is flat; from LINEAR_FROM on it grows with the table.
 FLAT_BELOW = 0.2
@@ -20,10 +27,15 @@ LINEAR_FROM = 0.5
 
 #: word → what it means for an operator
 MEANINGS = {
-    "flat": "an index finds the answer: the cost does not grow with the catalogue",
+    "flat": "the cost did not grow with the catalogue over the sizes measured",
     "logarithmic": "grows slowly, as an index walk or a growing answer does",
     "linear": "the database scans: no index serves this query",
 }
+#: a flat line that fell: no growth to read, the calls varied more than the tree changed them
+FELL = "the cost fell as the tree grew: the calls' own variation, no growth"
+#: a member's call that grows where root's same call does not
+RULES = ("the member's rules are asked of every row: root's same call does not grow "
+         "({root:.2f})")
 
 
 @dataclass(frozen=True)
@@ -34,14 +46,28 @@ class Growth:
     #: with the tree (a page not yet full, an Investigation filling up): then the cost follows
     #: the answer, and "the database scans" would be a wrong reading
     answer: tuple[int, int] | None = None
+    #: root's slope for the same query, where this (a member's) grows and root's does not
+    root_slope: float | None = None
 
     @property
     def meaning(self) -> str:
-        if self.answer is not None and self.word != "flat":
+        if self.word == "flat":
+            return FELL if self.slope <= -FLAT_BELOW else MEANINGS["flat"]
+        if self.root_slope is not None:
+            return RULES.format(root=self.root_slope)
+        if self.answer is not None:
             first, last = self.answer
             return (f"its answer grows with the tree ({first:,} → {last:,} rows): the cost "
                     "follows it")
         return MEANINGS[self.word]
+
+    def beside_root(self, root: Growth | None) -> Growth:
+        """This growth of a member's call, read beside root's of the same call: where root's
+        stays flat and this one grows, the rows the member's rules are asked of are what
+        grows (the same query reads the same table for root)."""
+        if root is None or root.word != "flat" or self.word == "flat" or self.answer:
+            return self
+        return replace(self, root_slope=root.slope)
 
 
 def word_for(slope: float) -> str:

@@ -78,7 +78,7 @@ def scale_rows(section: Mapping[str, Any]) -> list[SummaryRow]:
         last = sizes[-1]
         rate = _number(last.get("rate_per_s"))
         added = _count(last.get("datafiles_added"))
-        note = f"growing the tree to {last['size']:,} Datafiles (+{added:,} by createMany)"
+        note = f"growing the tree to {last['size']:,} Datafiles, {added:,} of them by createMany"
         rows.append(_row("soap", str(flavours.get("soap", "lean")), POPULATION_RATE, rate,
                          figure(SCALE, POPULATION_RATE).unit, added, note))
     rows += _latest_p50(sizes, flavours)

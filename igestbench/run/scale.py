@@ -284,10 +284,13 @@ class ScalePart:
                 if q["p50_ms"] is not None:
                     key = (q["query"], q["interface"], q["role"])
                     series.setdefault(key, []).append((size["size"], q["p50_ms"], q.get("rows")))
+        fits = {key: fit([s for s, _, _ in points], [t for _, t, _ in points],
+                         [r for _, _, r in points]) for key, points in series.items()}  # fmt: skip
         out = []
         for (query, interface, role), points in series.items():
-            found = fit([s for s, _, _ in points], [t for _, t, _ in points],
-                        [r for _, _, r in points])  # fmt: skip
+            found = fits[query, interface, role]
+            if found is not None and role != "root":
+                found = found.beside_root(fits.get((query, interface, "root")))
             out.append({"query": query, "interface": interface, "role": role,
                         "sizes": len(points), "slope": found.slope if found else None,
                         "growth": found.word if found else None,

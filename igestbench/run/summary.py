@@ -29,6 +29,7 @@ from igestbench.results.figures import (
     measures_of,
     summary_rows,
 )
+from igestbench.results.growth import FELL
 from igestbench.results.scale_rows import growth_of, query_of
 from igestbench.results.sweeps import interface_label, sweep_lines
 
@@ -195,7 +196,9 @@ def _growth_text(growth: SummaryRow | None) -> str:
     if growth is None or growth.value is None or not growth.note:
         return ""
     word, meaning = growth_of(growth.note)
-    return f"; {word} (slope {growth.value:.2f})" + (f": {meaning}" if word != "flat" else "")
+    # a flat line that stayed flat needs no words; one that fell does (it is noise, not a gain)
+    said = word != "flat" or meaning == FELL
+    return f"; {word} (slope {growth.value:.2f})" + (f": {meaning}" if said else "")
 
 
 def end_summary(rows: Sequence[SummaryRow], sweeps: Sequence[Mapping[str, Any]],
