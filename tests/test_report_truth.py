@@ -11,6 +11,7 @@ from typing import Any
 from igestbench.measure.sampler import PhaseSeries
 from igestbench.report import build_report, render_html, render_markdown, write_csv
 from igestbench.report.render import _safe
+from igestbench.report.series import history_panels
 from igestbench.report.summary import (
     BEST_LEGEND,
     EMPTY,
@@ -22,7 +23,7 @@ from igestbench.report.tables import SCORE_LEGEND, BenchmarkRow
 from igestbench.results.campaign import Campaign, dump_campaign, load_campaign
 from igestbench.results.client_use import CLIENT_BOUND_PERCENT, phase_client_use
 from igestbench.results.merge import merge
-from tests.campaign_helpers import bench, write_result
+from tests.campaign_helpers import bench, sample, write_result
 from tests.test_report_scale import section
 
 URL = "https://t1.example/ICATService/ICAT"
@@ -171,3 +172,15 @@ def test_a_deviation_is_kept_to_six_significant_digits_as_its_mean(tmp_path: Pat
     assert row.full_cycle_sd_ms is not None
     assert row.full_cycle_sd_ms == float(f"{row.full_cycle_sd_ms:.6g}")
     assert len(repr(row.full_cycle_sd_ms).replace(".", "").lstrip("0")) <= 6
+
+
+def test_the_built_in_catalogues_bars_take_the_colour_of_the_site_that_ran_it(
+        tmp_path: Path) -> None:
+    path = write_result(tmp_path, "local", "http://127.0.0.1:1/ICATService/ICAT",
+                        parts=("full-cycle",), built_in=True,
+                        samples=[sample("full-cycle/zeep/1", [90.0], client=[40.0])])
+    dump_campaign(merge([path]).document, tmp_path / "c.json")
+    campaign = load_campaign(tmp_path / "c.json")
+    cpu, _ = history_panels(campaign.runs, campaign.targets, {"local": "#123456"})
+    (bars,) = cpu.series
+    assert bars.colour == "#123456" and bars.y == (40.0,)
