@@ -79,7 +79,11 @@ def sweep(rates: Sequence[float], mean_ms: float) -> dict[str, Any]:
     return {"flavour": "lean", "slo_ms": 50.0, "steps": steps, "sustained_rate": rates[0]}
 
 
-def sample(phase: str, cpu: Sequence[float]) -> dict[str, Any]:
+def sample(phase: str, cpu: Sequence[float], client: Sequence[float] | None = None
+           ) -> dict[str, Any]:
+    """A sampler series: the machine's CPU ``cpu``, and the one client's own ``client``."""
     return {"phase": phase, "interval_s": 1.0, "t_s": [float(i) for i in range(len(cpu))],
             "cpu_percent": list(cpu), "net_in_mbit_s": [1.0] * len(cpu),
-            "net_out_mbit_s": [0.5] * len(cpu)}
+            "net_out_mbit_s": [0.5] * len(cpu),
+            **({"client_cpu_percent": list(client),
+                "client_capacity_percent": [100.0] * len(client)} if client else {})}

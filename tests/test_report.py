@@ -43,7 +43,7 @@ def build_campaign(tmp_path: Path, sites: tuple[str, str, str] = ("A", "B", "C")
                      benchmarks=[bench("full-cycle", "full-cycle", 1, [10.0, 12.0, 14.0]),
                                  bench("full-cycle", "full-cycle", 2, [11.0, 13.0, 18.0])],
                      sweeps=[sweep([10, 20], 2.0)],
-                     samples=[sample("full-cycle/zeep/1", [10, 30])]),
+                     samples=[sample("full-cycle/zeep/1", [70, 90], client=[10, 30])]),
         write_result(tmp_path, a, U2, parts=("verify", "full-cycle"),
                      checks=[check("x"), check("y"), check("login", "failed", "auth-refused")]),
         write_result(tmp_path, b, U1, status="failed", probe=REFUSED_PROBE,

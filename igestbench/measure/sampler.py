@@ -52,6 +52,8 @@ from typing import Any
 
 import psutil
 
+from igestbench.results.client_use import CLIENT_BOUND_PERCENT, client_use_percent
+
 __all__ = [
     "CLIENT_BOUND_PERCENT",
     "CLIENT_THREAD_PREFIX",
@@ -60,9 +62,6 @@ __all__ = [
     "Sampler",
 ]
 
-#: Above this (the busiest client's % of one core, or the clients' % of what they could use) a
-#: phase counts as client-bound.
-CLIENT_BOUND_PERCENT = 90.0
 #: Above this share of the time waiting for a core, a client's machine counts as busy.
 MACHINE_BUSY_WAIT_PERCENT = 25.0
 #: Threads of this process whose names start so are clients (the open loop's load threads).
@@ -133,6 +132,8 @@ class PhaseSeries:
         if means is None:
             return None
         client, capacity, busiest, _, _ = means
+        if client_use_percent(client, capacity, busiest) <= CLIENT_BOUND_PERCENT:
+            return None
         if busiest > CLIENT_BOUND_PERCENT:
             return f"the busiest client used {busiest:.0f} % of one core"
         if client > CLIENT_BOUND_PERCENT / 100 * capacity:
@@ -180,11 +181,13 @@ class PhaseSeries:
             "phase": self.phase,
             "interval_s": self.interval_s,
             "t_s": list(self.t_s),
+            "dt_s": list(self.dt_s),
             "cpu_percent": list(self.cpu_percent),
             "per_core_percent": [list(c) for c in self.per_core_percent],
             "process_cpu_percent": list(self.process_cpu_percent),
             "client_cpu_percent": list(self.client_cpu_percent),
             "client_capacity_percent": list(self.client_capacity_percent),
+            "busiest_process_percent": list(self.busiest_process_percent),
             "others_cpu_percent": list(self.others_cpu_percent),
             "load_avg": list(self.load_avg),
             "client_wait_percent": list(self.client_wait_percent),

@@ -32,7 +32,13 @@ from igestbench.report.summary import (
     figure_changes,
     with_change,
 )
-from igestbench.report.tables import BenchmarkRow, TargetScores, benchmark_rows, deployment_scores
+from igestbench.report.tables import (
+    SCORE_LEGEND,
+    BenchmarkRow,
+    TargetScores,
+    benchmark_rows,
+    deployment_scores,
+)
 from igestbench.report.transfers import TransferRow, transfer_rows
 from igestbench.results.campaign import Campaign, CampaignRun
 from igestbench.results.campaign_file import CampaignSite
@@ -110,6 +116,8 @@ class Report:
     transfers: tuple[TransferRow, ...] = ()
     #: the IDS success matrix (ids_matrix.py), None when no run checked an IDS
     ids_success: Success | None = None
+    #: what a score's total is out of, as the page and the Markdown say it (tables.py)
+    score_legend: str = SCORE_LEGEND
     #: its footnotes, lettered on from the success matrix's, and its cells' letters
     ids_footnotes: tuple[Footnote, ...] = ()
     ids_marks: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)

@@ -12,6 +12,7 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 
+from igestbench.options import PROFILE_SETTINGS
 from igestbench.report.footnotes import run_problems
 from igestbench.results.campaign import Campaign, CampaignRun, replaced_text
 from igestbench.results.format import parse_timestamp
@@ -42,6 +43,43 @@ def end_cause(run: CampaignRun) -> str:
     if status == "interrupted":
         return "stopped by a signal (Ctrl-C, SIGTERM or SIGHUP); what it created was cleaned up"
     return "the file does not say why"
+
+
+#: The parts whose figures the quick profile's counts and flavours set.
+_BENCHMARKS = ("full-cycle", "single-query", "burst", "multi-query", "ids")
+
+
+def quick_traits(run: CampaignRun) -> tuple[str, ...]:
+    """What the quick profile set in ``run``, among the parts it ran: an option the user gave
+    (``--scale-sizes 1000,10000``) is not the profile's. None: the profile set nothing the
+    run measured. A file without its options: the profile's whole description."""
+    record = run.result.raw["run"]
+    options, parts = record.get("options"), record.get("parts")
+    if not isinstance(options, dict) or not isinstance(parts, list):
+        return ("one client flavour", "small counts", "a short sweep")
+    quick = PROFILE_SETTINGS["quick"]
+
+    def profile(*keys: str) -> bool:
+        return any(_same(options.get(k), quick[k]) for k in keys)
+
+    traits = []
+    benchmarks = set(parts) & set(_BENCHMARKS)
+    if benchmarks and profile("flavours"):
+        traits.append("one client flavour")
+    if benchmarks and profile("cycles", "files", "queries", "batch_size", "file_sizes"):
+        traits.append("small counts")
+    if "sweep" in parts and profile("max_rate", "duration", "warmup"):
+        traits.append("a short sweep")
+    if "scale" in parts and profile("scale_sizes"):
+        sizes = " and ".join(f"{n:,}" for n in quick["scale_sizes"])
+        traits.append(f"a tree of {sizes} Datafiles")
+    return tuple(traits)
+
+
+def _same(value: object, setting: object) -> bool:
+    if isinstance(setting, tuple):
+        return isinstance(value, list) and tuple(value) == setting
+    return value == setting
 
 
 def _listed(items: Sequence[str], limit: int = 6) -> str:
@@ -109,13 +147,14 @@ def notices(campaign: Campaign) -> list[str]:
         notes.append(f"{count} {verb} — {cause}: {who} (file{'s' if len(runs) > 1 else ''} "
                      f"{files})")
     notes += clock_notices(campaign.runs)
-    quick = [f"{r.site} → {r.target}" for r in campaign.runs if r.quick]
+    quick = [(r, traits) for r in campaign.runs if r.quick and (traits := quick_traits(r))]
     if quick:
-        what = "1 run is a quick tour" if len(quick) == 1 else f"{len(quick)} runs are quick tours"
-        notes.append(f"{what} (the default profile of sv7 run: one client flavour, small "
-                     f"counts, a short sweep): {_listed(quick, 5)}. Their figures are marked as "
-                     "such and are not comparable with those of full runs (sv7 run --profile "
-                     "full).")
+        one = len(quick) == 1
+        what = "1 run is a quick tour" if one else f"{len(quick)} runs are quick tours"
+        who = _listed([f"{r.site} → {r.target} ({', '.join(t)})" for r, t in quick], 5)
+        notes.append(f"{what} (the default profile of sv7 run): {who}. "
+                     f"{'Its' if one else 'Their'} figures are marked as such and are not "
+                     "comparable with those of full runs (sv7 run --profile full).")
     return notes
 
 

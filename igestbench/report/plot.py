@@ -420,7 +420,8 @@ class _PanelWriter:
                             f'{self.cls("ref")}/>')
         self.out.append("</g>")
         if panel.hline is not None:
-            self._text(self.px(panel.hline), self.y0 - 2, f" {panel.hline_label}", "start",
+            # ending at the line: a label longer than the room right of it stays in the panel
+            self._text(self.px(panel.hline), self.y0 - 2, f"{panel.hline_label} ", "end",
                        "small")
         x_ticks = axes.nice_ticks(self.x)
         self._x_ticks(x_ticks, axes.labels(x_ticks), grid=True)

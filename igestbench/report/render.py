@@ -12,7 +12,9 @@ repository points there), so they are found in a source checkout and after ``pip
 from __future__ import annotations
 
 import csv
+import dataclasses
 import functools
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +27,7 @@ from igestbench.report.matrices import Success, Summary
 from igestbench.report.model import Report
 from igestbench.report.scale import SCALE_CSV_HEADER
 from igestbench.report.summary import CampaignSummary
+from igestbench.report.tables import BenchmarkRow
 from igestbench.results.rows import SUMMARY_CSV_FIELDS, summary_csv_cells
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -132,10 +135,21 @@ def summary_csv_rows(summary: CampaignSummary) -> Iterable[Sequence[Any]]:
                    "; ".join(x for x in (cell.note, *cell.marks) if x))
 
 
+#: A figure's text as the registry writes it (results/formatting.py): a bound, a number, and
+#: a unit of words — ``-0.01 slope``, ``-3``, ``≥ 40.0 requests/s``. Nothing in it can call
+#: anything, so it is written as it is, the same text as on the page and the terminal.
+_FIGURE_TEXT = re.compile(r"[≥<]? ?[+-]?\d[\d,]*(\.\d+)?(e[+-]?\d+)?( [A-Za-z/%\u00d7 ]+)?")
+
+
 def _safe(value: Any) -> Any:
+    """A cell as the CSV holds it. Against CSV injection (OWASP): a text that a spreadsheet
+    would read as a formula — starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
+    return — gets a leading ``'``, so it stays text; but not a number, nor a figure's text
+    (:data:`_FIGURE_TEXT`: ``-0.01 slope`` is a negative slope, not a formula)."""
     if isinstance(value, tuple):  # e.g. a row's failed workloads: one cell, space-separated
         value = " ".join(map(str, value))
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
+    if isinstance(value, str) and value.startswith(_FORMULA_START) \
+            and not _FIGURE_TEXT.fullmatch(value):
         return "'" + value
     return "" if value is None else value
 
@@ -226,8 +240,8 @@ def write_csv(report: Report, directory: Path) -> list[Path]:
     if report.summary is not None:  # the page's summary: one row per target and column
         written.append(_write(directory / "summary-targets.csv", SUMMARY_CSV,
                               summary_csv_rows(report.summary)))
-    fields = [f for f in report.benchmarks[0].__dataclass_fields__ if f != "figures"] \
-        if report.benchmarks else ["site"]
+    # the table's columns, rows or none (the Markdown's header, too)
+    fields = [f.name for f in dataclasses.fields(BenchmarkRow) if f.name != "figures"]
     written.append(_write(directory / "benchmarks.csv", fields,
                           ([getattr(row, f) for f in fields] for row in report.benchmarks)))
     return written

@@ -15,6 +15,7 @@ from typing import Any
 from igestbench.report.colours import DASH_ORDER, NEUTRAL, SOLID, colour_of, dash_for
 from igestbench.results.campaign import CampaignRun
 from igestbench.results.campaign_file import CampaignSite, CampaignTarget
+from igestbench.results.client_use import CLIENT_BOUND_PERCENT, CLIENT_USE_LABEL, phase_client_use
 from igestbench.results.figures import (
     MEAN,
     MEASURES,
@@ -29,8 +30,6 @@ WORKLOADS = tuple(dict.fromkeys(m.workload for m in MEASURES))
 #: The measure each workload's scaling panels draw: one per workload (burst: createMany, how
 #: ingestion scales; its create rate is in the tables), so a chart keeps its eight panels.
 CHARTED = tuple(m for m in MEASURES if m.name in ("", "createMany"))
-#: CPU use above which the sampler counts a client as saturated.
-SATURATED_PERCENT = 90.0
 
 
 @dataclass(frozen=True)
@@ -245,6 +244,15 @@ def _traffic(sample: Mapping[str, Any]) -> float | None:
     return sum(known) if known else None
 
 
+def _operator(run: CampaignRun, targets: Mapping[str, CampaignTarget]) -> str:
+    """Whose colour a run's bar takes: the site operating its target — for the built-in
+    catalogue, the site that ran it (its colour everywhere else on the page)."""
+    target = targets.get(run.target)
+    if target is None:
+        return run.target
+    return target.operator or (run.site if target.is_local_to(run.site) else target.name)
+
+
 def history_panels(runs: Sequence[CampaignRun], targets: Sequence[CampaignTarget],
                    colours: Mapping[str, str] | None = None) -> tuple[Panel, ...]:
     """Client CPU and network of one site, mean per phase, as horizontal bars: a group per
@@ -252,7 +260,7 @@ def history_panels(runs: Sequence[CampaignRun], targets: Sequence[CampaignTarget
     colour of the site operating it."""
     colours = colours or {}
     rank = {t.name: i for i, t in enumerate(targets)}
-    operators = {t.name: t.operator or t.name for t in targets}
+    by_name = {t.name: t for t in targets}
     ordered = sorted(runs, key=lambda r: (rank.get(r.target, len(rank)), r.kind))
     phases = list(dict.fromkeys(str(s["phase"]) for r in ordered for s in r.result.samples))
     if not phases:
@@ -265,11 +273,13 @@ def history_panels(runs: Sequence[CampaignRun], targets: Sequence[CampaignTarget
         for s in run.result.samples:
             # a phase sampled twice (a repeat) shows its mean once, never a line doubling back
             at = position[str(s["phase"])]
-            cpu.setdefault(at, _mean(s.get("cpu_percent")))
+            # the clients' own CPU, the figure the client-bound flag is decided from — never
+            # the machine's (other jobs, a catalogue on the same host)
+            cpu.setdefault(at, phase_client_use(s))
             net.setdefault(at, _traffic(s))
         if cpu:
             label = run.target + (" · swarm" if run.kind == "swarm" else "")
-            per_run.append((label, colour_of(colours, operators.get(run.target)), cpu, net))
+            per_run.append((label, colour_of(colours, _operator(run, by_name)), cpu, net))
     x = tuple(sorted(position.values()))
     if len(per_run) <= BARS_PER_TARGET_UP_TO:
         cpu_bars = tuple(Series(label, x, tuple(c.get(i) for i in x), colour=colour)
@@ -282,8 +292,10 @@ def history_panels(runs: Sequence[CampaignRun], targets: Sequence[CampaignTarget
         net_bars = (_spread(f"{len(per_run)} targets: range, median marked", x,
                             [n for _, _, _, n in per_run]),)
     return (
-        Panel("client CPU per phase", "CPU % (mean)", "", cpu_bars, hline=SATURATED_PERCENT,
-              hline_label=f"{SATURATED_PERCENT:.0f} %", categories=tuple(phases), bars=True),
+        Panel("client CPU per phase", CLIENT_USE_LABEL, "", cpu_bars,
+              hline=CLIENT_BOUND_PERCENT,
+              hline_label=f"client-bound above {CLIENT_BOUND_PERCENT:.0f} %",
+              categories=tuple(phases), bars=True),
         Panel("client network per phase", "Mbit/s in + out (mean)", "", net_bars,
               categories=tuple(phases), bars=True),
     )

@@ -23,6 +23,7 @@ from functools import partial
 
 from igestbench.report.matrices import Success, SuccessCell
 from igestbench.report.series import interface_name
+from igestbench.report.tables import total_text
 from igestbench.results.campaign import Campaign, CampaignRun
 from igestbench.results.campaign_file import CampaignTarget
 from igestbench.results.causes import MEANINGS
@@ -54,6 +55,10 @@ class SummaryCell:
     #: 0 measured by partners, 1 only by the operator itself (local), 2 only by quick tours:
     #: the best of a column is marked among the values of the first kind there is
     source: int = 0
+    #: the client flavour(s) of the figures behind it (only values of one flavour are ranked)
+    flavour: str | None = None
+    #: ``lower`` (≥) or ``upper`` (<): a bound, not a measurement — never the best
+    bound: str | None = None
 
 
 EMPTY = SummaryCell("—")
@@ -83,6 +88,14 @@ class TargetSummary:
         return f"{self.works} of {self.tried}"
 
 
+#: What ★ means, as the page's legends say it (HTML and Markdown alike).
+BEST_LEGEND = ("★ the best measured value of its column among comparable ones: measured by "
+               "partners (else, where none did, by the operator itself, else by quick tours — "
+               "never mixed) with the same client flavour, the column's most common one; a "
+               "bound (≥ a cap, or below the lowest step) is not a measurement and is never "
+               "starred, nor is a value with nothing to compare")
+
+
 @dataclass(frozen=True)
 class CampaignSummary:
     columns: tuple[str, ...]
@@ -91,6 +104,8 @@ class CampaignSummary:
     best_works: tuple[str, ...] = ()
     #: "previous campaign (dates) → this one (dates)", when there is a previous campaign
     change_heading: str | None = None
+    #: what ★ means
+    best_legend: str = BEST_LEGEND
 
 
 def _groups(runs: Sequence[CampaignRun], local: Callable[[CampaignRun], bool]
@@ -111,7 +126,13 @@ def _first_measured(groups: Sequence[tuple[list[CampaignRun], str]],
     failed = False
     for source, (runs, note) in enumerate(groups):
         rows = [row for run in runs if (row := pick(run)) is not None]
-        if any(r.value is not None and "failed" not in r.marks for r in rows):
+        measured = [r for r in rows if r.value is not None and "failed" not in r.marks]
+        if measured:
+            # one client flavour per cell (the suite's default first): a median of zeep's
+            # and python-icat's figures would compare with neither
+            rank = {f: i for i, f in enumerate(_FLAVOURS)}
+            flavour = min((r.flavour for r in measured), key=lambda f: rank.get(f, len(rank)))
+            rows = [r for r in rows if r.flavour == flavour]
             if failed:
                 note = "; ".join(n for n in (note, "the partners' runs failed") if n)
             return replace(_median_cell(rows, note), source=source)
@@ -155,7 +176,9 @@ def _median_cell(values: Sequence[SummaryRow], note: str) -> SummaryCell:
         sites += ", n = 1"  # one call each: a percentile of nothing more
     marks = tuple(sorted({m for r in measured for m in r.marks if m == "client-bound"}))
     words = ", ".join(w for w in (sites, where, note) if w)
-    return SummaryCell(format_value(value, unit), value, unit, words, marks=marks)
+    return SummaryCell(format_value(value, unit), value, unit, words, marks=marks,
+                       flavour="+".join(sorted({r.flavour for r in measured})),
+                       bound=next((r.bound for r in measured if r.bound), None))
 
 
 def _ratio(groups: Sequence[tuple[list[CampaignRun], str]]) -> SummaryCell:
@@ -196,12 +219,16 @@ def _sustained(runs: Sequence[CampaignRun]) -> SummaryCell:
                 continue
             if best is None or row.value > (best[0].value or 0):
                 best = (row, run)
+    if best is None and not any(r.result.raw.get("sweeps") or "sweep" in (
+            r.result.raw["run"].get("parts") or ("sweep",)) for r in runs):
+        return SummaryCell("not run", note="no run was asked for a load sweep (--parts sweep)")
     if best is None:
         return SummaryCell("—", note="no sweep sustained a rate")
     row, run = best
     swarm = ", swarm" if run.kind == "swarm" else ""
     return SummaryCell(row.text, row.value, row.unit,
-                       f"{run.site}, {interface_name(row.interface)}{swarm}", marks=row.marks)
+                       f"{run.site}, {interface_name(row.interface)}{swarm}", marks=row.marks,
+                       flavour=f"{row.interface} {row.flavour}", bound=row.bound)
 
 
 def _cause(cells: Sequence[SuccessCell], letters: Mapping[tuple[str, str], tuple[str, ...]]
@@ -227,17 +254,28 @@ def _cause(cells: Sequence[SuccessCell], letters: Mapping[tuple[str, str], tuple
 
 
 def _mark_best(rows: list[TargetSummary]) -> list[TargetSummary]:
-    """Mark the best value of each figure column (lower or higher, as the figure goes)."""
-    def best_of(cells: list[SummaryCell], higher: bool) -> tuple[float, int] | None:
-        known = [c for c in cells if c.value is not None]
-        if len(known) < 2:
+    """Mark the best value of each figure column (lower or higher, as the figure goes) among
+    comparable values (:data:`BEST_LEGEND`)."""
+    rank = {f: i for i, f in enumerate(_FLAVOURS)}
+
+    def best_of(cells: list[SummaryCell], higher: bool
+                ) -> tuple[float, int, str | None] | None:
+        known = [c for c in cells if c.value is not None and c.bound is None
+                 and "failed" not in c.marks]
+        if not known:
             return None
         first = min(c.source for c in known)  # partners' figures before local ones
-        values = [c.value for c in known if c.source == first and c.value is not None]
-        return (max(values) if higher else min(values)), first
+        kinds = Counter(c.flavour for c in known if c.source == first)
+        flavour = max(kinds, key=lambda f: (kinds[f], -rank.get(f or "", len(rank))))
+        values = [c.value for c in known if c.source == first and c.flavour == flavour
+                  and c.value is not None]
+        if len(values) < 2:
+            return None
+        return (max(values) if higher else min(values)), first, flavour
 
-    def marked(cell: SummaryCell, top: tuple[float, int] | None) -> SummaryCell:
-        hit = top is not None and cell.value == top[0] and cell.source == top[1]
+    def marked(cell: SummaryCell, top: tuple[float, int, str | None] | None) -> SummaryCell:
+        hit = (top is not None and cell.bound is None and "failed" not in cell.marks
+               and (cell.value, cell.source, cell.flavour) == top)
         return replace(cell, best=True) if hit else cell
 
     for i, (_, _, _, higher) in enumerate(HEADLINES):
@@ -274,8 +312,9 @@ def campaign_summary(campaign: Campaign, success: Success,
             tried=sum(c.state != "not-run" for c in column), sites=len(column),
             cause=cause, cause_sites=cause_sites, cause_letter=letter,
             figures=tuple(figures), rest_vs_soap=_ratio(groups), sustained=_sustained(runs),
-            score=SummaryCell(f"{score[0]} / {score[1]}", float(score[0]),
-                              f"points of {score[1]}") if score else EMPTY,
+            # totals of different maxima (aspects not measured) are not compared
+            score=SummaryCell(total_text(score), float(score[0]), f"points of {score[1]}",
+                              flavour=f"of {score[1]}") if score else EMPTY,
         ))
     shares = [(r.works / r.tried if r.tried else -1.0) for r in rows]
     top = max(shares, default=-1.0)

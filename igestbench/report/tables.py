@@ -17,7 +17,13 @@ from typing import Any, Protocol
 
 from igestbench.report.notices import end_cause
 from igestbench.results.campaign import Campaign, CampaignRun
-from igestbench.results.figures import RowIndex, SummaryRow, measures_of
+from igestbench.results.figures import (
+    BENCHMARK_CALLS,
+    RowIndex,
+    SummaryRow,
+    benchmark_calls,
+    measures_of,
+)
 from igestbench.results.pooling import pool
 from igestbench.results.scoring import (
     score_checks,
@@ -108,6 +114,11 @@ def _value(row: SummaryRow | None) -> float | None:
     return row.value if row is not None else None
 
 
+def _six(value: float | None) -> float | None:
+    """Six significant digits, as the registry keeps every figure beside it (the mean)."""
+    return None if value is None else float(f"{value:.6g}")
+
+
 def _sd(entry: Mapping[str, Any] | None, mean_ms: float | None) -> float | None:
     """The full cycles' deviation around their mean, from the histogram's buckets."""
     if entry is None or mean_ms is None:
@@ -141,7 +152,7 @@ def _row(run: CampaignRun, index: RowIndex, flavour: str, local: bool = False) -
         site=run.site, target=run.target, flavour=flavour,
         clients=min(levels) if levels else None,
         full_cycle_mean_ms=_value(cycle),
-        full_cycle_sd_ms=_sd(lowest["full-cycle"], _value(cycle)),
+        full_cycle_sd_ms=_six(_sd(lowest["full-cycle"], _value(cycle))),
         query_p50_ms=_value(figures[("single-query", "p50")]),
         query_p99_ms=_value(figures[("single-query", "p99")]),
         burst_create_per_s=_value(figures[("burst", "create rate")]),
@@ -188,6 +199,33 @@ class AspectScore:
     measured_by: int
 
 
+#: Each aspect's most points (results/scoring.py): 10 for how a catalogue is deployed, 10 for
+#: what the campaign's sites met.
+ASPECT_MAX = {"deployment": 3, "certificate": 3, "authentication": 2, "content": 2,
+              "reachability": 4, "checks": 4, "reliability": 2}
+#: A target's total at most: every aspect measured.
+SCORE_MAX = sum(ASPECT_MAX.values())
+#: What a total is, as every printer of it says (page, Markdown, summary).
+SCORE_LEGEND = (f"Higher is better. A target's total is out of {SCORE_MAX}: "
+                f"{sum(ASPECT_MAX[a] for a in ASPECTS)} for how it is deployed "
+                f"({', '.join(ASPECTS)}) and "
+                f"{sum(ASPECT_MAX[a] for a in ('reachability', 'checks', 'reliability'))} for "
+                "what the campaign's sites met (reachability, checks, reliability). An aspect "
+                "that was not measured (unknown, not run) counts in neither the score nor its "
+                "maximum; the total then says how many points were not measured")
+
+
+def total_text(total: tuple[int, int] | None) -> str:
+    """A target's total as every printer writes it: ``16 / 20``, or ``3 / 5 (15 of 20 points
+    not measured)``; ``—`` when no aspect was measured."""
+    if total is None:
+        return "—"
+    score, most = total
+    missing = SCORE_MAX - most
+    return f"{score} / {most}" + (f" ({missing} of {SCORE_MAX} points not measured)"
+                                  if missing > 0 else "")
+
+
 @dataclass(frozen=True)
 class TargetScores:
     target: str
@@ -202,6 +240,10 @@ class TargetScores:
             return None
         return sum(a.score or 0 for a in known), sum(a.max or 0 for a in known)
 
+    @property
+    def total_text(self) -> str:
+        return total_text(self.total)
+
 
 def _aspect(aspect: str, runs: Sequence[CampaignRun], url: str) -> AspectScore:
     """The level most sites measured (a site that could not connect measured nothing)."""
@@ -211,6 +253,8 @@ def _aspect(aspect: str, runs: Sequence[CampaignRun], url: str) -> AspectScore:
         # scheme and port are in the URL: known even when no site got through
         s = score_deployment(url)
         return AspectScore(aspect, s.level, s.score, s.max, s.evidence + " (from the URL)", (), 0)
+    if not scored and not _asked(runs, CHECK_PARTS):
+        return AspectScore(aspect, NOT_RUN, None, None, NO_CHECKS, (), 0)
     if not scored:
         return AspectScore(aspect, "unknown", None, None, "no site could measure it", (), 0)
     levels = [str(s.get("level")) for _, s in scored]
@@ -221,6 +265,26 @@ def _aspect(aspect: str, runs: Sequence[CampaignRun], url: str) -> AspectScore:
     return AspectScore(aspect, level, chosen.get("score"), chosen.get("max"),
                        str(chosen.get("evidence") or ""),
                        tuple(x for x, s in scored if str(s.get("level")) == level), len(scored))
+
+
+#: The level of an aspect no run was asked to measure (not "unknown": nothing was tried).
+NOT_RUN = "not run"
+#: The parts that run the checks, and those that make benchmark calls (options.PARTS).
+CHECK_PARTS = ("verify",)
+BENCHMARK_PARTS = ("full-cycle", "single-query", "burst", "multi-query", "ids")
+NO_CHECKS = "no run was asked to run the checks (--parts verify)"
+NO_BENCHMARKS = ("no run was asked for a benchmark workload (--parts full-cycle, single-query, "
+                 "burst, multi-query, ids)")
+
+
+def _asked(runs: Sequence[CampaignRun], parts: Sequence[str]) -> bool:
+    """Whether any of ``runs`` was asked to run one of ``parts`` (a file without its list of
+    parts: taken as asked)."""
+    for run in runs:
+        listed = run.result.raw["run"].get("parts")
+        if not isinstance(listed, list) or set(listed) & set(parts):
+            return True
+    return False
 
 
 #: What partners met, scored over the campaign (results/scoring.py): after the deployment's
@@ -235,17 +299,17 @@ def _service_aspects(runs: Sequence[CampaignRun], cells: Sequence[CellOutcome]
     blocked = [c.site for c in tried if c not in connected]
     reach = score_reachability(len(connected), len(tried), blocked)
     checks = score_checks(sum(c.passed for c in connected), sum(c.total for c in connected))
-    errors = calls = 0
-    for run in runs:
-        for row in run.figures:
-            if row.metric == "errors":
-                errors += int(row.value or 0)
-            elif row.metric.endswith("rate") and row.workload != "sweep":
-                calls += row.samples
-    reliability = score_reliability(errors, calls + errors)
+    counted = [benchmark_calls(run.figures) for run in runs]
+    reliability = score_reliability(sum(f for _, f in counted), sum(c for c, _ in counted),
+                                     BENCHMARK_CALLS)
+    asked = (_asked(runs, CHECK_PARTS),) * 2 + (_asked(runs, BENCHMARK_PARTS),)
     return tuple(AspectScore(name, s.level, s.score, s.max, s.evidence,
                              tuple(c.site for c in tried), len(tried))
-                 for name, s in zip(SERVICE_ASPECTS, (reach, checks, reliability), strict=True))
+                 if ran or s.score is not None else
+                 AspectScore(name, NOT_RUN, None, None,
+                             NO_CHECKS if name != "reliability" else NO_BENCHMARKS, (), 0)
+                 for name, s, ran in zip(SERVICE_ASPECTS, (reach, checks, reliability), asked,
+                                         strict=True))
 
 
 class CellOutcome(Protocol):

@@ -167,6 +167,8 @@ SWEEP = Spec(dict, keys={
 SAMPLE = Spec(dict, keys={
     "phase": TEXT, "cpu_percent": NUMBERS, "net_in_mbit_s": NUMBERS, "net_out_mbit_s": NUMBERS,
     "client_cpu_percent": NUMBERS, "client_bound": FLAG,
+    # the client's own CPU the report charts (results/client_use.py)
+    "client_capacity_percent": NUMBERS, "busiest_process_percent": NUMBERS, "dt_s": NUMBERS,
 })
 #: a row of the registry of figures (results/figures.py); the loader has typed its keys
 SUMMARY_ROW = Spec(dict, keys={

@@ -86,6 +86,7 @@ from igestbench.results.rows import (
 from igestbench.results.sweeps import sweep_verdict
 
 __all__ = [
+    "BENCHMARK_CALLS",
     "ERRORS",
     "FIGURES",
     "GROWTH",
@@ -108,6 +109,7 @@ __all__ = [
     "Measure",
     "RowIndex",
     "SummaryRow",
+    "benchmark_calls",
     "calls_of",
     "campaign_summary",
     "cap_option",
@@ -328,6 +330,30 @@ def _ids_figure(metric: str) -> Figure | None:
 def _stored(value: float | None) -> float | None:
     """A value as the file keeps it: six significant digits (the text shows three)."""
     return None if value is None or not math.isfinite(value) else float(f"{value:.6g}")
+
+
+#: What :func:`benchmark_calls` counts, in words (the reliability score's evidence says it).
+BENCHMARK_CALLS = ("calls of the benchmark workloads, successful warm ones and failed ones (a "
+                   "createMany call is one call, whatever its batch); the scale part and load "
+                   "sweeps are not counted")
+
+
+def benchmark_calls(rows: Iterable[SummaryRow]) -> tuple[int, int]:
+    """(calls, failed) of a run's benchmarks, from its summary rows: per measure and level the
+    samples of its rate — the successful warm calls, never the Datafiles a batch makes — and the
+    ``errors`` of each entry (failed calls and clients that stopped). The scale part's rows
+    (its population rate's samples are Datafiles) and the sweeps' are not calls of a benchmark
+    workload: see :data:`BENCHMARK_CALLS`."""
+    workloads = {m.workload for m in MEASURES} | {IDS}
+    calls = failed = 0
+    for row in rows:
+        if row.workload not in workloads:
+            continue
+        if row.metric == ERRORS:
+            failed += int(row.value or 0)
+        elif row.metric.rsplit(" ", 1)[-1] == RATE:
+            calls += row.samples
+    return calls + failed, failed
 
 
 # --- figures of a benchmarks entry --------------------------------------------------------------

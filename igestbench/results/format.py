@@ -74,6 +74,9 @@ FORMAT_NAME = "igestbench-result"
 #     run.server_clock: where the run read the server's clock for its cleanup's window (source
 #     date-header | create-time | local, offset_s, allowance_s, problem; results/
 #     server_clock.py); a file without it does not say.
+#     samples[].dt_s and samples[].busiest_process_percent: what the client-bound flag is
+#     weighted by and decided from, so that the report charts the same figure
+#     (results/client_use.py); a file without them charts an unweighted mean of the clients.
 FORMAT_VERSION = 2
 
 #: ``target.name`` of a run against the built-in catalogue (``target.local``): its URL names a new

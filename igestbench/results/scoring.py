@@ -150,15 +150,16 @@ def score_checks(passed: int, run: int) -> Score:
     share = passed / run
     points = 4 if passed == run else _share_level(share, ((0.95, 3), (0.8, 2), (1e-9, 1)))
     level = {4: "all", 3: "nearly all", 2: "most", 1: "some", 0: "none"}[points]
-    return Score(level, points, 4, f"{passed} of {run} checks passed")
+    return Score(level, points, 4, f"{passed:,} of {run:,} checks passed")
 
 
-def score_reliability(errors: int, calls: int) -> Score:
-    """2 when the benchmarks' calls all succeeded, 1 under 1 % errors, 0 above."""
+def score_reliability(errors: int, calls: int, counted: str = "") -> Score:
+    """2 when the benchmarks' calls all succeeded, 1 under 1 % errors, 0 above; ``counted``
+    says what a call is (the registry's words: results/figures.py ``BENCHMARK_CALLS``)."""
     if not calls:
         return Score("unknown", None, 2, "no benchmark calls were made")
     share = errors / calls
     points = 2 if errors == 0 else 1 if share < 0.01 else 0
     level = {2: "no errors", 1: "under 1 % errors", 0: "errors"}[points]
-    return Score(level, points, 2, f"{errors} failed of {calls} benchmark calls "
-                                   f"({100 * share:.2g} %)")
+    return Score(level, points, 2, f"{errors:,} failed of {calls:,} benchmark calls "
+                                   f"({100 * share:.2g} %)" + (f" — {counted}" if counted else ""))
