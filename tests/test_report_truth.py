@@ -21,7 +21,7 @@ from igestbench.report.summary import (
 )
 from igestbench.report.tables import SCORE_LEGEND, BenchmarkRow
 from igestbench.results.campaign import Campaign, dump_campaign, load_campaign
-from igestbench.results.client_use import CLIENT_BOUND_PERCENT, phase_client_use
+from igestbench.results.client_use import CLIENT_BOUND_PERCENT, CLIENT_USE_LABEL, phase_client_use
 from igestbench.results.merge import merge
 from tests.campaign_helpers import bench, sample, write_result
 from tests.test_report_scale import section
@@ -68,6 +68,12 @@ def test_the_client_cpu_chart_draws_the_figure_the_client_bound_flag_is_decided_
     assert phase.client_bound
     drawn = phase_client_use(phase.to_dict())
     assert drawn == 95.0 and drawn > CLIENT_BOUND_PERCENT
+    # a client past one core (its threads outside the GIL: 115 % seen in a quick tour's burst
+    # phase) must not be drawn on an axis that calls it a share of what it could use
+    past = phase_client_use({"phase": "burst/zeep/1", "client_cpu_percent": [115.0],
+                             "client_capacity_percent": [100.0]})
+    assert past == 115.0
+    assert "could use" not in CLIENT_USE_LABEL and "% of one core" in CLIENT_USE_LABEL
     # a phase in which no client of the suite ran has no bar (not the machine's 80 %)
     assert phase_client_use({"phase": "scale", "cpu_percent": [80.0],
                              "client_cpu_percent": [0.0],

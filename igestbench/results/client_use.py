@@ -15,9 +15,11 @@ __all__ = ["CLIENT_BOUND_PERCENT", "CLIENT_USE_LABEL", "client_use_percent", "ph
 #: phase counts as client-bound.
 CLIENT_BOUND_PERCENT = 90.0
 #: What :func:`phase_client_use` is, in words short enough for a chart's axis: the suite's
-#: clients' CPU (never the machine's), as % of what they could use — one core per client
-#: process; the busiest client's core when that is higher — meaned while they ran.
-CLIENT_USE_LABEL = "suite's clients' CPU, % of what they could use (mean)"
+#: clients' CPU (never the machine's), in % of one core per client process — the busiest
+#: client's when that is higher — meaned while they ran. Not "% of what they could use": a
+#: client process whose threads work outside the GIL (TLS, XML parsing) goes past 100 % of
+#: one core (seen 2026-11-26: 115 % in a quick tour's burst phase), and a share cannot.
+CLIENT_USE_LABEL = "suite's clients' CPU, % of one core per client (mean)"
 
 
 def client_use_percent(client: float, capacity: float, busiest: float | None = None) -> float:
