@@ -43,6 +43,12 @@ _PUBLIC_KEYS = ("username", "user", "mechanism")
 _SUBSTRING_MIN = 8
 
 _NS = r"(?:[\w.-]+:)?"  # an XML namespace prefix, if any
+#: A password in a URL's user info (scheme://user:password@host): sv7 refuses such a target
+#: (icat/endpoint.py), and this keeps one out of anything written should it come another way.
+#: Asked before the known values are replaced: a user name that is itself a known value (root,
+#: whose password is often root) would become a marker the pattern no longer matches.
+_URL_PASSWORD = re.compile(r"(//[^\s/?#@:\"'<>]*:)[^\s/?#\"'<>]+(?=@)")
+
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     # <entry><key>password</key><value>…</value></entry> of login's credentials map
     (
@@ -63,9 +69,6 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(\bpass(?:word|wd)?=)[^&\s\"'<>]+", re.IGNORECASE), SECRET),
     (re.compile(r"([\"']session_?id[\"']\s*:\s*[\"'])[^\"']*", re.IGNORECASE), SESSION),
     (re.compile(r"([\"']pass(?:word|wd)[\"']\s*:\s*[\"'])[^\"']*", re.IGNORECASE), SECRET),
-    # a password in a URL's user info (scheme://user:password@host): sv7 refuses such a target
-    # (icat/endpoint.py), and this keeps one out of anything written should it come another way
-    (re.compile(r"(//[^\s/?#@:\"'<>]*:)[^\s/?#\"'<>]+(?=@)"), SECRET),
     # headers as logged (``Authorization: Basic …``) and as dict reprs ('Cookie': '…')
     (
         re.compile(
@@ -99,7 +102,9 @@ class Redactor:
             self._stale = True
 
     def scrub(self, text: str, extra: Iterable[str | None] = ()) -> str:
-        """``text`` without any secret: known values, ``extra`` values, then the patterns."""
+        """``text`` without any secret: a URL's password, ``extra`` values, known values, then
+        the patterns."""
+        text = _URL_PASSWORD.sub(r"\g<1>" + SECRET, text)
         for secret in extra:
             if secret:
                 text = text.replace(secret, SESSION)

@@ -76,11 +76,21 @@ def test_every_entry_point_refuses_a_target_url_with_credentials(
 
 
 def test_redaction_scrubs_the_password_of_a_url() -> None:
-    text = redaction.scrub(f"GET {URL}/icat/version answered; 'https://u:p@ss@h/x'")
+    fresh = redaction.Redactor()  # not the process's: other tests' logins fill that one
+    text = fresh.scrub(f"GET {URL}/icat/version answered; 'https://u:p@ss@h/x'")
     assert PASSWORD not in text and "p@ss" not in text
     assert "http://root:<secret>@127.0.0.1:9/icat/version" in text
     # a port, a path with an @ and an e-mail address are no credentials
-    assert redaction.scrub("http://host:8080/a@b mail a:b@c") == "http://host:8080/a@b mail a:b@c"
+    assert fresh.scrub("http://host:8080/a@b mail a:b@c") == "http://host:8080/a@b mail a:b@c"
+
+
+def test_a_url_s_password_is_scrubbed_when_its_user_name_is_a_known_secret() -> None:
+    # seen in CI 2026-11-26: after a test's login as root/root the process knew "root" as a
+    # secret, replaced the user name first, and the URL pattern no longer matched the rest
+    known = redaction.Redactor()
+    known.remember("root")
+    text = known.scrub(f"GET {URL}/icat/version answered")
+    assert PASSWORD not in text and "@127.0.0.1:9/icat/version" in text
 
 
 def test_an_old_result_file_with_a_password_in_its_url_stays_out_of_a_campaign(
