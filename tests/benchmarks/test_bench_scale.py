@@ -22,7 +22,7 @@ again. Beside each p50 it
 prints each server's CPU time per call — the real one's HTTP listener and database
 (``SV7_BENCH_REAL_DB_PORT``, default MariaDB's 3306) together, less what both spend idle, as
 measured for 5 s before — which a busy machine distorts far less than wall times; and the
-p50s again with the servers taking turns of TURN calls, each answering as it would alone
+p50s and CPU times again with the servers taking turns of TURN calls, each answering as alone
 (call by call, each server's caches are emptied by the other's work: see paired_p50).
 With ``SV7_BENCH_BEFORE=DIR`` (a checkout of other code, e.g. main) a third catalogue is
 served from it and grown alike, and takes its turn in every round: the change and the code
@@ -77,8 +77,9 @@ BATCH = 10_000
 #: ICAT restarted minutes ago answers several times slower until its JIT has compiled the paths
 #: the queries take (seen 2026-11-26: 26 ms for a Datafile by (dataset, name), 3 ms warm)
 WARMUP_CALLS = 200
-#: Calls of each server in a row in the side by side's last columns (see paired_p50)
-TURN = 5
+#: Calls of each server in a row in the side by side's last columns (see paired_p50): as many
+#: as the scale part makes of one query in a row (its 20 timed calls), twice for each server
+TURN = 20
 
 
 def _sizes(variable: str, default: str) -> list[int]:
@@ -180,8 +181,11 @@ def paired_p50(query: ScaleQuery, sides: list[tuple[Send, ScaleTree]], calls: in
     Call by call, each call of one server comes right after the other's, whose work has
     emptied the CPU's caches of its own: seen 2026-11-26, a Dataset's 400 Datafiles cost the
     local catalogue 1.1 ms of CPU alone and 1.5-1.6 ms with 6 ms of memory-heavy work by
-    another process before each call (the lighter server loses the most). In turns of 5 the
-    median call is one a server answers as it would alone, and the drift still weighs alike."""
+    another process before each call (the lighter server loses the most); and a JVM goes on
+    working after its answer (its collector, its compiler), on the other core of a 2-core
+    machine, while the local catalogue answers. In turns of 20 calls (as the scale part makes
+    them: a query's calls in a row), each side twice in the order ABBA, the median call is one
+    a server answers as it would alone, and the drift still weighs alike."""
     walls: list[list[float]] = [[] for _ in sides]
     cpu: list[float | None] = [None for _ in sides]
     began = 0.0
@@ -434,9 +438,11 @@ def _compare(grown: list[Grown], servers: list[list[psutil.Process]] | None,
             figures = {}
             for q in QUERIES:
                 wire, cpu = paired_p50(q, trees, servers=servers, idle=idle)
-                turns, _ = paired_p50(q, trees, turn=TURN)
+                # warmed by the calls before: every call of a turn is timed, the first too
+                turns, turns_cpu = paired_p50(q, trees, calls=2 * TURN, warmup=0, turn=TURN,
+                                              servers=servers, idle=idle)
                 lean, _ = paired_p50(q, [(_lean(side), side.tree) for side in grown[:2]])
-                figures[q.name] = (wire, cpu, lean, turns)
+                figures[q.name] = (wire, cpu, lean, turns, turns_cpu)
         finally:
             for wire_of_side in wires:
                 wire_of_side.close()
@@ -457,17 +463,21 @@ def _compare(grown: list[Grown], servers: list[list[psutil.Process]] | None,
             print(f"  {'query':17} {'wire: real':>10} {'local':>8} {'real/local':>10}{extra}   "
                   f"{'CPU: real':>9} {'local':>7} {'real/local':>10}   "
                   f"{'lean client: real':>17} {'local':>8} {'real/local':>10}   "
-                  f"{f'wire, turns of {TURN}: real':>23} {'local':>8} {'real/local':>10}")
-            for name, (wire, cpu, lean, turns) in figures.items():
+                  f"{f'wire, turns of {TURN}: real':>24} {'local':>8} {'real/local':>10}   "
+                  f"{'CPU: real':>9} {'local':>7} {'real/local':>10}")
+            for name, (wire, cpu, lean, turns, turns_cpu) in figures.items():
                 wr, wl = wire[0], wire[1]
                 cr, cl = cpu[0], cpu[1]
                 before_text = (f" {wire[2]:8.2f} {wr / wire[2]:10.1f}x" if len(wire) > 2
                                else "")  # fmt: skip
-                cpu_text = (f"{cr:9.2f} {cl:7.2f} {cr / cl:9.1f}x" if cr is not None
-                            and cl else f"{'—':>9} {'—':>7} {'—':>10}")  # fmt: skip
+                cpu_text, turns_cpu_text = (
+                    f"{r:9.2f} {l_:7.2f} {r / l_:9.1f}x" if r is not None and l_
+                    else f"{'—':>9} {'—':>7} {'—':>10}"
+                    for r, l_ in ((cr, cl), (turns_cpu[0], turns_cpu[1])))
                 print(f"  {name:17} {wr:10.2f} {wl:8.2f} {wr / wl:9.1f}x{before_text}   "
                       f"{cpu_text}   {lean[0]:17.2f} {lean[1]:8.2f} {lean[0] / lean[1]:9.1f}x   "
-                      f"{turns[0]:23.2f} {turns[1]:8.2f} {turns[0] / turns[1]:9.1f}x")
+                      f"{turns[0]:24.2f} {turns[1]:8.2f} {turns[0] / turns[1]:9.1f}x   "
+                      f"{turns_cpu_text}")
 
 
 @pytest.mark.skipif("SV7_BENCH_BEFORE" not in os.environ or "SV7_BENCH_REAL_ICAT" in os.environ,
