@@ -165,27 +165,37 @@ _SUMMARY_RULES = tuple((key, kind, EXACT[kind], required, nullable)
                        for key, (kind, required, nullable) in SUMMARY_KEYS.items())
 
 
-def _check_summary(rows: list[Any]) -> str | None:
-    """What is wrong with the first bad row of ``summary`` (a message naming the key), or
-    None; the message reads after the list's own path."""
+def summary_row_problem(row: Any) -> str | None:
+    """What is wrong with one ``summary`` row (a message naming the key, to read after the
+    row's own path), or None. The loader leaves a bad row out (results/contents.py), never the
+    file: a row is a copy of what the file's measurements give (results/figures.py)."""
+    if not isinstance(row, dict):
+        return f"is {json_type_name(row)}, expected an object"
+    for key, kind, exact, required, nullable in _SUMMARY_RULES:
+        if key not in row:
+            if required:
+                return f"missing required key {key}"
+            continue
+        value = row[key]
+        if (value is None and nullable) or type(value) in exact:  # exact: the common case
+            continue
+        if not is_kind(value, kind):
+            return f"{key} is {json_type_name(value)}, expected {_JSON_NAMES[kind]}"
+    if row.get("interface") not in INTERFACES:
+        choices = ", ".join(INTERFACES)
+        return f"interface is {row.get('interface')!r}, not one of {choices}"
+    if row.get("bound") not in (None, "lower", "upper"):
+        return f"bound is {row.get('bound')!r}, not lower or upper"
+    return None
+
+
+def summary_problem(rows: list[Any]) -> str | None:
+    """What is wrong with the first bad row of ``summary``, after the list's own path: what
+    the writer must never write (the loader only leaves such a row out)."""
     for i, row in enumerate(rows):
-        if not isinstance(row, dict):
-            return f"[{i}] is {json_type_name(row)}, expected an object"
-        for key, kind, exact, required, nullable in _SUMMARY_RULES:
-            if key not in row:
-                if required:
-                    return f"[{i}]: missing required key {key}"
-                continue
-            value = row[key]
-            if (value is None and nullable) or type(value) in exact:  # exact: the common case
-                continue
-            if not is_kind(value, kind):
-                return f"[{i}].{key} is {json_type_name(value)}, expected {_JSON_NAMES[kind]}"
-        if row.get("interface") not in INTERFACES:
-            choices = ", ".join(INTERFACES)
-            return f"[{i}].interface is {row.get('interface')!r}, not one of {choices}"
-        if row.get("bound") not in (None, "lower", "upper"):
-            return f"[{i}].bound is {row.get('bound')!r}, not lower or upper"
+        reason = summary_row_problem(row)
+        if reason is not None:
+            return f"[{i}]: {reason}"
     return None
 
 
@@ -244,7 +254,7 @@ _V1 = (
     Field("probe", dict),
     Field("checks", list, items=dict),
     Field("scores", dict, nullable=True),
-    Field("summary", list, check=_check_summary),
+    Field("summary", list),
     Field("benchmarks", list, items=dict),
     Field("sweeps", list, items=dict),
     Field("samples", list, items=dict),

@@ -48,6 +48,7 @@ from igestbench.results.format import (
     item_problems,
     json_type_name,
     problems,
+    summary_problem,
     utc_timestamp,
 )
 
@@ -314,5 +315,8 @@ class ResultWriter:
     def _validate(doc: JSONObject) -> None:
         # the loader's own table: the writer cannot produce a file the loader rejects
         found = list(problems(doc, FORMAT_VERSION))
+        rows = doc.get("summary")
+        if isinstance(rows, list) and (bad := summary_problem(rows)) is not None:
+            found.append(f"summary{bad}")  # the loader would leave the row out
         if found:
             raise ValueError(f"not a valid result document: {'; '.join(found)}")
