@@ -98,6 +98,10 @@ STATUSES = ("complete", "partial", "interrupted", "failed")
 #: The values of ``checks[].outcome`` (pytest's, with "error" for a broken fixture).
 OUTCOMES = ("passed", "failed", "error", "skipped")
 
+#: The roles the scale part measures as (keys of its per-query figures): ICAT's root user, and
+#: an ordinary member of the run's Investigations.
+SCALE_ROLES = ("root", "member")
+
 #: A decoded JSON object, as the loader and writer pass it around.
 JSONObject = dict[str, Any]
 

@@ -37,6 +37,9 @@ from igestbench.results.figures import SECTION_FIGURES, SummaryRow, section_rows
 from igestbench.results.format import (
     FORMAT_NAME,
     FORMAT_VERSION,
+    INTERFACES,
+    OUTCOMES,
+    SCALE_ROLES,
     SECTIONS,
     STATUSES,
     JSONObject,
@@ -55,6 +58,12 @@ _CREDENTIAL_KEYS = frozenset({"password", "passwd", "sessionid"})
 # paths and words, while a session id (a UUID) or a real password is long enough to search for
 # inside longer strings (a URL, an error message) without false alarms.
 _SUBSTRING_MIN = 8
+#: Words every result file writes whatever the run's credentials: its sections, statuses,
+#: interfaces, check outcomes and scale roles. A password that is one of them (root/root is
+#: common on test catalogues) cannot be kept out of any file and reveals nothing there, so
+#: these words are not taken for it (the scale section's key "root" stopped such a run);
+#: every other string equal to a secret still is.
+_FORMAT_WORDS = frozenset({*SECTIONS, *STATUSES, *INTERFACES, *OUTCOMES, *SCALE_ROLES})
 #: Sections the writer fills itself: set when the writer opens, the run status by finish().
 _OWN_SECTIONS = frozenset({"format", "version", "tool", "run", "summary"})
 
@@ -293,7 +302,7 @@ class ResultWriter:
         elif isinstance(value, list):
             for i, item in enumerate(value):
                 self._refuse_secrets(f"{where}[{i}]", item)
-        elif isinstance(value, str):
+        elif isinstance(value, str) and value not in _FORMAT_WORDS:
             for secret in self._secrets:
                 if value == secret or (len(secret) >= _SUBSTRING_MIN and secret in value):
                     # the message names where, never what: it may be printed or logged
