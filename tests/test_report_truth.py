@@ -87,6 +87,8 @@ def test_a_failed_scale_query_lowers_reliability_and_the_evidence_names_it(
     assert reliability.evidence.startswith(f"{failed} failed of {calls:,} benchmark calls")
     # over its three sizes: 20 + 2 (the largest), 20 + 20 (the two others succeeded)
     assert "failed: A: scale query name (member, soap): 22 of 62 failed" in reliability.evidence
+    # measured by the site whose run made the calls (no site ran the checks)
+    assert reliability.sites == ("A",) and reliability.measured_by == 1
     # a query whose timed calls all succeeded but whose warm-up failed once: a failed call
     scale = section()
     scale["sizes"][0]["queries"][0]["warmup_errors"] = {"IcatServer": 1}

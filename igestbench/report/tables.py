@@ -308,8 +308,13 @@ def _service_aspects(runs: Sequence[CampaignRun], cells: Sequence[CellOutcome]
         f"{BENCHMARK_CALLS}; {SCALE_CALLS}",
         [f"{site}: scale query {q}" for site, s in scaled for q in s.failing])
     asked = (_asked(runs, CHECK_PARTS),) * 2 + (_asked(runs, BENCHMARK_PARTS),)
-    return tuple(AspectScore(name, s.level, s.score, s.max, s.evidence,
-                             tuple(c.site for c in tried), len(tried))
+    # measured by: the sites that tried the checks; for reliability, those whose runs called
+    sites = tuple(c.site for c in tried)
+    calling = tuple(dict.fromkeys(run.site for run, (calls, _), (_, s)
+                                  in zip(runs, counted, scaled, strict=True)
+                                  if calls or s.calls))
+    by = {name: calling if name == "reliability" else sites for name in SERVICE_ASPECTS}
+    return tuple(AspectScore(name, s.level, s.score, s.max, s.evidence, by[name], len(by[name]))
                  if ran or s.score is not None else
                  AspectScore(name, NOT_RUN, None, None,
                              NO_CHECKS if name != "reliability" else NO_BENCHMARKS, (), 0)
