@@ -122,20 +122,28 @@ def test_a_rate_axis_of_a_hundred_thousand_reads_with_its_separator() -> None:
     assert first - widest > label_xs[0] + 2  # the tick labels end right of the y label
 
 
-def _y_labels(svg: str) -> list[list[tuple[float, str]]]:
-    """Each panel's y tick labels (right-aligned, just left of its frame) as (y, text)."""
+def _frames_and_texts(svg: str, anchor: str) -> tuple[list[tuple[float, ...]],
+                                                      list[tuple[float, float, str]]]:
+    """The panels' frames (x, y, width, height) and the texts anchored at ``anchor`` (x, y,
+    text)."""
     root = ET.fromstring(svg)
     frames = [tuple(float(r.get(k, "0")) for k in ("x", "y", "width", "height"))
               for r in root.iter(f"{_SVG}rect") if r.get("class") and r.get("width")
               and r.get("fill") is None]
+    texts = [(float(t.get("x", "0")), float(t.get("y", "0")), t.text or "")
+             for t in root.iter(f"{_SVG}text")
+             if t.get("text-anchor") == anchor and t.get("x") is not None]
+    return frames, texts
+
+
+def _y_labels(svg: str) -> list[list[tuple[float, str]]]:
+    """Each panel's y tick labels (right-aligned, just left of its frame) as (y, text)."""
+    frames, texts = _frames_and_texts(svg, "end")
     found: dict[int, list[tuple[float, str]]] = defaultdict(list)
-    for text in root.iter(f"{_SVG}text"):
-        if text.get("text-anchor") != "end" or text.get("x") is None:
-            continue
-        x, y = float(text.get("x", "0")), float(text.get("y", "0"))
+    for x, y, text in texts:
         (i,) = [i for i, (fx, fy, _, fh) in enumerate(frames)
                 if 0 < fx - x < 10 and fy <= y <= fy + fh + 9]
-        found[i].append((y, text.text or ""))
+        found[i].append((y, text))
     return [found[i] for i in sorted(found)]
 
 
@@ -178,19 +186,13 @@ def test_a_log_panel_of_one_size_has_more_than_one_x_label() -> None:
 def _x_labels(svg: str) -> list[list[tuple[float, str]]]:
     """Each panel's x tick labels (centred, one tick and a pad below its frame) as (x, text),
     left to right."""
-    root = ET.fromstring(svg)
-    frames = [tuple(float(r.get(k, "0")) for k in ("x", "y", "width", "height"))
-              for r in root.iter(f"{_SVG}rect") if r.get("class") and r.get("width")
-              and r.get("fill") is None]
+    frames, texts = _frames_and_texts(svg, "middle")
     found: dict[int, list[tuple[float, str]]] = defaultdict(list)
-    for text in root.iter(f"{_SVG}text"):
-        if text.get("text-anchor") != "middle" or text.get("x") is None:
-            continue
-        x, y = float(text.get("x", "0")), float(text.get("y", "0"))
+    for x, y, text in texts:
         for i, (fx, fy, fw, fh) in enumerate(frames):
             # the row of tick labels: 3.5 pt of tick, 3.5 of pad, 0.8 of the 9 pt font
             if abs(y - (fy + fh + 3.5 + 3.5 + 7.2)) < 0.15 and fx - 0.15 <= x <= fx + fw + 0.15:
-                found[i].append((x, text.text or ""))
+                found[i].append((x, text))
     return [sorted(found[i]) for i in range(len(frames))]
 
 
