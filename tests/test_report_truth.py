@@ -23,6 +23,7 @@ from igestbench.report.tables import SCORE_LEGEND, BenchmarkRow
 from igestbench.results.campaign import Campaign, dump_campaign, load_campaign
 from igestbench.results.client_use import CLIENT_BOUND_PERCENT, CLIENT_USE_LABEL, phase_client_use
 from igestbench.results.merge import merge
+from igestbench.workloads.scale_queries import QUERIES
 from tests.campaign_helpers import bench, sample, write_result
 from tests.test_report_scale import section
 
@@ -89,6 +90,12 @@ def test_a_failed_scale_query_lowers_reliability_and_the_evidence_names_it(
     assert "failed: A: scale query name (member, soap): 22 of 62 failed" in reliability.evidence
     # measured by the site whose run made the calls (no site ran the checks)
     assert reliability.sites == ("A",) and reliability.measured_by == 1
+    # every query failing as member: five named, the rest counted
+    for q in {q["query"] for q in scale["sizes"][-1]["queries"]} - {"name"}:
+        _failing(scale, q, "member")
+    every = _aspect(_campaign(tmp_path / "every", parts=("scale",), scale=scale), "reliability")
+    assert every.evidence.count("scale query") == 5
+    assert f"(+{len(QUERIES) - 5} more)" in every.evidence
     # a query whose timed calls all succeeded but whose warm-up failed once: a failed call
     scale = section()
     scale["sizes"][0]["queries"][0]["warmup_errors"] = {"IcatServer": 1}
