@@ -334,8 +334,8 @@ def _stored(value: float | None) -> float | None:
 
 #: What :func:`benchmark_calls` counts, in words (the reliability score's evidence says it).
 BENCHMARK_CALLS = ("calls of the benchmark workloads, successful warm ones and failed ones (a "
-                   "createMany call is one call, whatever its batch); the scale part and load "
-                   "sweeps are not counted")
+                   "createMany call is one call, whatever its batch); load sweeps are not "
+                   "counted")
 
 
 def benchmark_calls(rows: Iterable[SummaryRow]) -> tuple[int, int]:
@@ -343,7 +343,8 @@ def benchmark_calls(rows: Iterable[SummaryRow]) -> tuple[int, int]:
     samples of its rate — the successful warm calls, never the Datafiles a batch makes — and the
     ``errors`` of each entry (failed calls and clients that stopped). The scale part's rows
     (its population rate's samples are Datafiles) and the sweeps' are not calls of a benchmark
-    workload: see :data:`BENCHMARK_CALLS`."""
+    workload: see :data:`BENCHMARK_CALLS`; the scale part's query calls are counted from its
+    section (``scale_rows.scale_calls``)."""
     workloads = {m.workload for m in MEASURES} | {IDS}
     calls = failed = 0
     for row in rows:

@@ -61,6 +61,8 @@ FORMAT_NAME = "igestbench-result"
 #     reads it; its headline figures in summary (workload "scale": per query x interface x role
 #     the p50 at the largest size and the growth, and the population rate; results/
 #     scale_rows.py) — a file whose summary lacks them reads them computed from its section.
+#     scale.sizes[].queries[].warmup_errors: the warm-up's failed calls, which the reliability
+#     score counts with the timed ones (scale_rows.scale_calls); a file without it does not say.
 #     cleanup.kept (issue 18): the run's own objects kept because something not the run's
 #     hangs below them.
 #     The ids part (issue 22): benchmarks[].interface "ids" with workload "ids", ops
