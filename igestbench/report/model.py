@@ -159,7 +159,7 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
                          "quick" if r.quick else "full", r.kind,
                          None if r.result.status == "complete" else end_cause(r),
                          clock_text(r.result.raw["run"].get("server_clock")))
-                 for r in campaign.runs)
+                 for cell in campaign.runs for r in cell.behind)  # each run of a combined cell
     dates = period_text(period(campaign))
     before: Trend | None = None
     changes: tuple[FigureChange, ...] = ()
