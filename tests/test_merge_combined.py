@@ -226,3 +226,22 @@ def test_a_damaged_contribution_costs_only_itself(tmp_path: Path) -> None:
     (skipped,) = campaign.skipped
     assert skipped.reason.startswith("contributions[0] of the campaign file: pieces is not")
     assert render_html(build_report(campaign, charts=False))
+
+
+def test_figures_from_an_older_run_keep_that_runs_context(tmp_path: Path) -> None:
+    # the newest run was interrupted after its checks, from a slower network: the tour's
+    # figures beside it must not read as an interrupted run's, nor at the newer run's RTT
+    old = tour(tmp_path, profile="full")
+    new = write_result(tmp_path, "ESRF", URL, run_id="stopped", minutes=60, parts=TOUR,
+                       checks=[check("a")], status="interrupted", profile="quick",
+                       probe={"rtt": {"method": "tcp", "median_ms": 50.0}})
+    out = tmp_path / "c.json"
+    main(["merge", str(old), str(new), "-o", str(out)])
+    campaign = load_campaign(out)
+    cell = campaign.run("ESRF", "icat.example.org")
+    assert cell is not None and not cell.quick  # the quick tour gave only its checks
+    (row,) = build_report(campaign, charts=False).benchmarks
+    assert row.unfinished is None and row.rtt_ms == 1.0 and not row.quick
+    write_csv(build_report(campaign, charts=False), tmp_path / "csv")
+    with (tmp_path / "csv" / "summary.csv").open(encoding="utf-8") as file:
+        assert {r["run_id"] for r in csv.DictReader(file)} == {"tour"}
