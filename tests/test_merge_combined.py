@@ -63,8 +63,8 @@ def test_a_tour_then_scale_shows_both(tmp_path: Path, capsys: pytest.CaptureFixt
     said = (f"ESRF → icat.example.org: combined from 2 runs, each part and interface from the "
             f"newest run that measured it: verify, full-cycle (SOAP), single-query (SOAP), "
             f"burst (SOAP), multi-query (SOAP), sweep (SOAP) from {first.name} (started "
-            f"2026-11-21 09:00 UTC); scale (SOAP) from {second.name} (started 2026-11-21 "
-            "10:00 UTC)")
+            f"2026-11-21 09:00:00 UTC); scale (SOAP) from {second.name} (started 2026-11-21 "
+            "10:00:00 UTC)")
     captured = capsys.readouterr()
     assert captured.err.splitlines() == [f"sv7 merge: {said}"]
     assert "1 combined from several runs" in captured.out
@@ -97,6 +97,7 @@ def test_a_tour_then_scale_shows_both(tmp_path: Path, capsys: pytest.CaptureFixt
     assert report.scale is not None
     assert said in report.notices
     assert [r.file for r in report.runs] == [second.name, first.name]
+    assert report.history_count == 0  # the tour is counted, not only kept as history
     page = render_html(report)
     assert '<section id="scale">' in page and "createMany" in page
     write_csv(report, tmp_path / "csv")

@@ -48,7 +48,7 @@ def test_a_failed_newer_run_hides_nothing(tmp_path: Path) -> None:
     outcome = merge([old, new])
     assert outcome.replaced == ()
     (line,) = outcome.combined
-    assert f"nothing from {new.name} (started 2026-11-21 10:00 UTC, failed)" in line
+    assert f"nothing from {new.name} (started 2026-11-21 10:00:00 UTC, failed)" in line
     assert f"verify, burst (SOAP), sweep (SOAP), scale (SOAP), ids from {old.name}" in line
 
 

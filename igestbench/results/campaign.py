@@ -456,12 +456,13 @@ def combined_text(site: str, target: str, sources: Sequence[Source]) -> str:
 
 
 def _when(started: str) -> str:
-    """``2026-11-21T09:00:00.123Z`` → ``2026-11-21 09:00 UTC``."""
+    """``2026-11-21T09:00:00.123Z`` → ``2026-11-21 09:00:00 UTC`` (to the second: the
+    pieces of a cell may well be run in one minute)."""
     try:
         moment = parse_timestamp(started)
     except ValueError:
         return started
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _is_replaced(entry: Any) -> bool:
