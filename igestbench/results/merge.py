@@ -4,12 +4,16 @@ Rules (issue 6):
 
 * a site x target cell is counted by its newest run of each kind (latest ``run.started``; ties
   broken by the finish time, the run id and finally the file's SHA-256, so the choice never
-  depends on the order of the files); older runs of the cell are kept as history, and an older
-  complete run that measured a part or interface the newer runs did not (``--parts scale``
-  after a full run; a newer run that failed) is named in ``replaced``: said by merge and on the
-  page, since its figures are not shown. The kinds
+  depends on the order of the files); older runs of the cell are kept as history. The kinds
   are ``run`` (``sv7 run``: checks, benchmarks, sweep) and ``swarm`` (``sv7 swarm``: a load
   sweep from many hosts): a swarm run stands beside the campaign run instead of replacing it;
+* a cell of kind ``run`` takes each piece — a part on an interface (:mod:`.pieces`) — from the
+  newest run (in the same order) that measured it: an older run that gives the cell pieces its
+  newer runs did not measure (``--parts scale`` after a tour, ``--interface soap`` after
+  ``rest``, a newer run that failed before its benchmarks) is listed in ``contributions`` with
+  them, and said by merge (:attr:`MergeOutcome.combined`) and on the page; a piece a newer run
+  measured again is history. A scale section is shown whole, from one run: an older run's scale
+  on an interface the shown one lacks is named in ``replaced``;
 * a file that cannot be read (corrupt, truncated, foreign, unknown version) is reported with its
   name and the loader's reason, and skipped; the same file given twice counts once;
 * a damaged part of a readable file (an HdrHistogram that does not decode, a sweep step of the
