@@ -4,8 +4,10 @@ says which run gave which (results/pieces.py)."""
 
 from __future__ import annotations
 
+import copy
 import csv
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -246,3 +248,35 @@ def test_figures_from_an_older_run_keep_that_runs_context(tmp_path: Path) -> Non
     write_csv(build_report(campaign, charts=False), tmp_path / "csv")
     with (tmp_path / "csv" / "summary.csv").open(encoding="utf-8") as file:
         assert {r["run_id"] for r in csv.DictReader(file)} == {"tour"}
+
+
+@pytest.mark.parametrize("seed", [8, 14])
+def test_a_fuzzed_combined_campaign_always_gives_a_page(tmp_path: Path, seed: int) -> None:
+    """Wrong types, deletions, cut lists, flipped characters in a combined cell's runs and
+    contributions (tests/test_report_fuzz.py's mutations): a damaged contribution or run is
+    skipped and named, never the page. (Seeds 8 and 14 found a scale section whose queries were
+    no list, and a run whose site was one; a longer run: loop over more seeds by hand.)"""
+    from tests.test_report_fuzz import _mutation, _paths, _render_everything
+
+    tour(tmp_path / "r")
+    scale_run(tmp_path / "r")
+    rest = bench("burst", "burst/createMany", 1, [30.0, 33.0], flavour="rest")
+    write_result(tmp_path / "r", "ESRF", URL, run_id="rest", minutes=30, parts=("burst",),
+                 status="interrupted", benchmarks=[{**rest, "interface": "rest"}],
+                 run_extra={"interfaces": ["rest"]})
+    original = merge(sorted((tmp_path / "r").glob("*.json"))).document
+    assert len(original["contributions"]) == 2
+    # not "runs" itself: a campaign without its list of runs is one clean error (the frame)
+    paths = [p for p in _paths(original) if p[:1] == ("contributions",)
+             or (p[:1] == ("runs",) and len(p) > 1)]
+    rng = random.Random(seed)
+    for i in range(60):
+        doc = copy.deepcopy(original)
+        changed = [_mutation(rng, doc, paths) for _ in range(rng.choice((1, 2)))]
+        path = tmp_path / "c.json"
+        path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+        try:
+            page = _render_everything(path, tmp_path, draw=False)
+        except Exception as exc:  # the failure names what was changed, to reproduce it
+            raise AssertionError(f"round {i}: {changed}: {type(exc).__name__}: {exc}") from exc
+        assert page.startswith("<!DOCTYPE html>"), changed

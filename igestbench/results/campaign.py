@@ -416,8 +416,12 @@ def _combined(doc: JSONObject, runs: list[CampaignRun], skipped: list[Skipped],
         given.setdefault((run.site, run.target, run.kind), []).append((run, pieces))
         damaged += [Damaged(d.where, d.what, d.reason, run.file, run.site)
                     for d in run.result.damages]
-    entries = {(e.get("site"), e.get("target"), e.get("kind", "run")): e
-               for e in doc["runs"] if isinstance(e, dict)}
+    entries = {}
+    for e in doc["runs"]:
+        key = (e.get("site"), e.get("target"), e.get("kind", "run")) if isinstance(
+            e, dict) else None
+        if key is not None and all(isinstance(k, str) for k in key):  # a damaged one is not
+            entries[key] = e                                          # a run of the cells
     out = []
     for run in runs:
         more = given.get((run.site, run.target, run.kind))

@@ -110,9 +110,11 @@ def sample_piece(phase: object) -> Piece | None:
 def _scale_pieces(section: object) -> set[Piece]:
     if not isinstance(section, Mapping) or not isinstance(section.get("sizes"), list):
         return set()
+    # a section the file's checks let through may still hold odd values (contents.py checks
+    # what the report draws): what is not a list of queries measured nothing
     return {_piece("scale", q.get("interface")) for size in section["sizes"]
-            if isinstance(size, Mapping) for q in size.get("queries") or ()
-            if isinstance(q, Mapping)}
+            if isinstance(size, Mapping) and isinstance(size.get("queries"), list)
+            for q in size["queries"] if isinstance(q, Mapping)}
 
 
 def found(doc: Mapping[str, Any]) -> set[Piece]:
