@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from igestbench.cli import main
-from igestbench.report import build_report, render_html, write_csv
+from igestbench.report import build_report, render_html, render_markdown, write_csv
 from igestbench.results.campaign import load_campaign
 from igestbench.results.merge import merge
 from igestbench.results.pieces import Piece, measured
@@ -133,8 +133,35 @@ def test_rest_then_soap_shows_both_interfaces(tmp_path: Path) -> None:
     assert {(r.interface, r.metric) for r in cell.figures} >= {("soap", "createMany rate"),
                                                               ("rest", "createMany rate")}
     report = build_report(load_campaign(out), charts=False)
-    (table,) = report.interfaces  # SOAP and REST side by side
+    (table,) = report.interfaces  # SOAP and REST side by side, saying they are of two runs
     assert {c.interface for c in table.columns} == {"soap", "rest"}
+    assert table.sources == ("SOAP from ESRF_icat.example.org_soap.json; REST from "
+                             "ESRF_icat.example.org_rest.json")
+    assert f"Measured in different runs: {table.sources}." in render_html(report)
+    assert f"Measured in different runs: {table.sources}." in render_markdown(report)
+
+
+def test_rest_against_soap_is_a_ratio_within_one_run(tmp_path: Path) -> None:
+    # the summary's REST vs SOAP compares lookups of one run, never of two (another day,
+    # another network): a cell whose interfaces came in two runs has no ratio
+    query = bench("single-query", "single-query/jpql", 1, [1.0, 1.2])
+    rest = {**bench("single-query", "single-query/jpql", 1, [2.0, 2.4], flavour="rest"),
+            "interface": "rest"}
+    write_result(tmp_path / "two", "ESRF", URL, run_id="rest", parts=("single-query",),
+                 benchmarks=[rest], run_extra={"interfaces": ["rest"]})
+    write_result(tmp_path / "two", "ESRF", URL, run_id="soap", minutes=60,
+                 parts=("single-query",), benchmarks=[query],
+                 run_extra={"interfaces": ["soap"]})
+    write_result(tmp_path / "one", "ESRF", URL, run_id="both", parts=("single-query",),
+                 benchmarks=[query, rest], run_extra={"interfaces": ["soap", "rest"]})
+    ratios = []
+    for name in ("two", "one"):
+        out = tmp_path / f"{name}.json"
+        main(["merge", str(tmp_path / name), "-o", str(out)])
+        summary = build_report(load_campaign(out), charts=False).summary
+        assert summary is not None
+        ratios.append(summary.rows[0].rest_vs_soap.value)
+    assert ratios == [None, 0.5]
 
 
 def test_a_newer_run_that_failed_before_its_benchmarks_keeps_the_older_ones(tmp_path: Path
