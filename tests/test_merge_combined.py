@@ -38,10 +38,10 @@ def tour(directory: Path, run_id: str = "tour", minutes: int = 0, **more: Any) -
 
 
 def scale_run(directory: Path, run_id: str = "scale", minutes: int = 60,
-              interface: str = "soap", status: str = "complete") -> Path:
+              interface: str = "soap", status: str = "complete", quick: bool = False) -> Path:
     """A ``--parts scale`` run with a scale section of ``interface``."""
     path = write_result(directory, "ESRF", URL, run_id=run_id, minutes=minutes,
-                        parts=("scale",), status=status,
+                        parts=("scale",), status=status, profile="quick" if quick else None,
                         samples=[sample("scale", [70.0, 80.0])],
                         run_extra={"interfaces": [interface]})
     doc = json.loads(path.read_text())
@@ -186,6 +186,19 @@ def test_a_newer_run_that_failed_before_its_benchmarks_keeps_the_older_ones(tmp_
     assert row.unfinished is None and row.burst_create_many_per_s is not None
     assert any(n.startswith("1 run failed — run stopped: the catalogue went away") and
                new.name in n for n in report.notices)
+
+
+def test_a_full_runs_figures_beside_a_quick_scale_run_are_not_called_a_tours(tmp_path: Path
+                                                                            ) -> None:
+    tour(tmp_path, profile="full")
+    scale_run(tmp_path, quick=True)
+    out = tmp_path / "c.json"
+    main(["merge", str(tmp_path), "-o", str(out)])
+    campaign = load_campaign(out)
+    cell = campaign.run("ESRF", "icat.example.org")
+    assert cell is not None and cell.quick  # the cell holds a quick tour's figures (scale)
+    (row,) = build_report(campaign, charts=False).benchmarks
+    assert not row.quick  # but the benchmarks are the full run's
 
 
 def test_the_order_of_the_files_does_not_matter(tmp_path: Path) -> None:

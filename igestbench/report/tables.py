@@ -175,7 +175,7 @@ def _row(run: CampaignRun, index: RowIndex, flavour: str, local: bool = False) -
         errors=int(sum(r.value or 0 for r in rows if r.metric == "errors")),
         local=local,
         full_cycle_calls=cycle.samples if cycle is not None else 0,
-        failed=stopped, failure=causes[0] if causes else None, quick=run.quick,
+        failed=stopped, failure=causes[0] if causes else None, quick=origin.quick,
         figures=tuple(f for f in figures.values() if f is not None),
         unfinished=end_cause(origin) if result.status in ("partial", "interrupted") else None,
     )
