@@ -24,6 +24,7 @@ from igestbench.results.figures import (
     benchmark_calls,
     measures_of,
 )
+from igestbench.results.pieces import benchmark_piece
 from igestbench.results.pooling import pool
 from igestbench.results.scale_rows import SCALE_CALLS, scale_calls
 from igestbench.results.scoring import (
@@ -149,6 +150,16 @@ def _row(run: CampaignRun, index: RowIndex, flavour: str, local: bool = False) -
     causes = [r.reason.removeprefix("failed: ") for r in lowest_rows
               if "failed" in r.marks and r.reason]
     cycle = figures[("full-cycle", "mean")]
+    # the RTT, API version and end beside the figures are those of the run that measured them
+    # (a combined cell: results/pieces.py); a row from several runs keeps the cell's newest
+    origins = {id(o): o for o in (run.origin(str(benchmark_piece(e)))
+                                  for e in lowest.values() if e is not None)}
+    if len(origins) == 1:
+        (origin,) = origins.values()
+        result = origin.result
+        rtt = (result.raw.get("probe") or {}).get("rtt") or {}
+    else:
+        origin = run
     return BenchmarkRow(
         site=run.site, target=run.target, flavour=flavour,
         clients=min(levels) if levels else None,
@@ -165,9 +176,9 @@ def _row(run: CampaignRun, index: RowIndex, flavour: str, local: bool = False) -
         errors=int(sum(r.value or 0 for r in rows if r.metric == "errors")),
         local=local,
         full_cycle_calls=cycle.samples if cycle is not None else 0,
-        failed=stopped, failure=causes[0] if causes else None, quick=run.quick,
+        failed=stopped, failure=causes[0] if causes else None, quick=origin.quick,
         figures=tuple(f for f in figures.values() if f is not None),
-        unfinished=end_cause(run) if result.status in ("partial", "interrupted") else None,
+        unfinished=end_cause(origin) if result.status in ("partial", "interrupted") else None,
     )
 
 

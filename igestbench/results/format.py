@@ -306,6 +306,7 @@ def _v2() -> tuple[Field, ...]:
         "scale": (
             Field("scale.version", int, required=True),
             Field("scale.sizes", list, required=True, items=dict),
+            Field("scale.sizes[].queries", list, items=dict),  # each size's, read by the page
             Field("scale.growth", list, items=dict),
             Field("scale.queries", dict),
             Field("scale.roles", dict),

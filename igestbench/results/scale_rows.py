@@ -102,7 +102,8 @@ def _latest_p50(sizes: Sequence[Mapping[str, Any]],
     """Per query x interface x role, its p50 at the largest size it was measured at."""
     latest: dict[tuple[str, str, str], tuple[int, Mapping[str, Any]]] = {}
     for entry in sizes:
-        for q in entry.get("queries") or ():
+        queries = entry.get("queries")
+        for q in queries if isinstance(queries, list) else ():  # untyped in the format
             if isinstance(q, Mapping):
                 key = (_text(q.get("query")), _text(q.get("interface")), _text(q.get("role")))
                 latest[key] = (entry["size"], q)
