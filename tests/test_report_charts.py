@@ -12,7 +12,7 @@ from igestbench.report import axes, build_report, render_html
 from igestbench.report.axes import Axis
 from igestbench.report.charts import Chart, build_charts, chart_colours, draw_chart
 from igestbench.report.colours import PALETTE
-from igestbench.report.series import Panel, Series
+from igestbench.report.series import Panel, Series, history_panels
 from igestbench.results.campaign import dump_campaign, load_campaign
 from igestbench.results.campaign_file import CampaignConfig, CampaignSite, CampaignTarget
 from igestbench.results.machine_net import phase_machine_net
@@ -62,6 +62,11 @@ def test_the_network_chart_draws_the_machines_traffic_with_a_loopback_byte_once(
     assert "machine" in network.title and "not the clients'" in network.title
     assert "all interfaces" in network.xlabel and "loopback byte once" in network.xlabel
     assert [(s.label, s.y) for s in network.series] == [("T1", (30.0,)), ("T2", (None,))]
+    # a site whose files all came before: the panel says why it is empty
+    old = history_panels([r for r in campaign.runs if r.target == "T2"], campaign.targets)
+    assert old[1].empty_note == "no data: written before loopback was counted apart"
+    assert 'no data: written before loopback was counted apart' in draw_chart(
+        Chart("history-9", "history", "old", old, columns=2)).svg
     page = render_html(build_report(campaign))
     assert "Network per phase: the machine&#39;s traffic, not the clients&#39; own" in page \
         or "Network per phase: the machine's traffic, not the clients' own" in page

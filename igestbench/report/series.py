@@ -23,7 +23,12 @@ from igestbench.results.figures import (
     RowIndex,
 )
 from igestbench.results.format import DEFAULT_INTERFACE
-from igestbench.results.machine_net import MACHINE_NET_LABEL, MACHINE_NET_TITLE, phase_machine_net
+from igestbench.results.machine_net import (
+    MACHINE_NET_LABEL,
+    MACHINE_NET_MISSING,
+    MACHINE_NET_TITLE,
+    phase_machine_net,
+)
 from igestbench.results.sweeps import sweep_verdict
 
 #: The workloads in the order the runner runs them.
@@ -288,7 +293,7 @@ def history_panels(runs: Sequence[CampaignRun], targets: Sequence[CampaignTarget
               hline_label=f"client-bound above {CLIENT_BOUND_PERCENT:.0f} %",
               categories=tuple(phases), bars=True),
         Panel(MACHINE_NET_TITLE, MACHINE_NET_LABEL, "", net_bars,
-              categories=tuple(phases), bars=True),
+              categories=tuple(phases), bars=True, empty_note=MACHINE_NET_MISSING),
     )
 
 
