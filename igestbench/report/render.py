@@ -14,10 +14,13 @@ from __future__ import annotations
 import csv
 import dataclasses
 import functools
+import io
+import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from secrets import token_hex
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
@@ -154,12 +157,27 @@ def _safe(value: Any) -> Any:
     return "" if value is None else value
 
 
-def _write(path: Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as out:
-        writer = csv.writer(out)
-        writer.writerow(header)
-        writer.writerows([_safe(v) for v in row] for row in rows)
+def write_whole(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` whole or not at all: through a temporary file beside it,
+    renamed over ``path`` once written, so that a full disk or a stop leaves no cut page or
+    CSV behind (a browser shows a cut page without complaint) and an earlier file stays as it
+    was. :class:`OSError` as the system gave it."""
+    tmp = path.with_name(f".{path.name}.{token_hex(4)}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8", newline="")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return path
+
+
+def _write(path: Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Path:
+    out = io.StringIO(newline="")
+    writer = csv.writer(out)
+    writer.writerow(header)
+    writer.writerows([_safe(v) for v in row] for row in rows)
+    return write_whole(path, out.getvalue())
 
 
 def _ids_csv(report: Report, m: Success, directory: Path) -> list[Path]:
