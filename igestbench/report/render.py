@@ -237,9 +237,11 @@ def write_csv(report: Report, directory: Path) -> list[Path]:
     written.append(_write(
         directory / "interfaces.csv",
         ["target", "site", "operation", "unit", "interface", "flavour", "clients",
-         "ops_per_s", "p50_ms", "p99_ms", "failed"],
+         "ops_per_s", "p50_ms", "p99_ms", "failed", "text", "marks"],
+        # text and marks: a capped sweep's 40.0 is "≥ 40.0 requests/s", a bound, as on the page
         ([t.target, t.site, row.operation, row.unit, col.interface, col.flavour, col.clients,
-          cell.ops_per_s, cell.p50_ms, cell.p99_ms, cell.failed]
+          cell.ops_per_s, cell.p50_ms, cell.p99_ms, cell.failed,
+          cell.rate_text if cell.ops_per_s is not None else "", " ".join(cell.marks)]
          for t in report.interfaces for row in t.rows
          for col, cell in zip(t.columns, row.cells, strict=True)),
     ))
