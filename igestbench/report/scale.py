@@ -21,6 +21,7 @@ from igestbench.report.colours import colour_of, dash_for, paler
 from igestbench.report.series import Panel, Series
 from igestbench.results.campaign import Campaign, CampaignRun
 from igestbench.results.figures import MS, P50, SCALE, figure, format_number
+from igestbench.results.formatting import format_slope
 
 INTERFACE_NAMES = {"soap": "SOAP", "rest": "REST"}
 ROLES = ("root", "member")
@@ -33,7 +34,7 @@ class GrowthCell:
 
     @property
     def text(self) -> str:
-        return "—" if self.slope is None else f"{self.slope:.2f} {self.word}"
+        return "—" if self.slope is None else f"{format_slope(self.slope)} {self.word}"
 
 
 @dataclass(frozen=True)
