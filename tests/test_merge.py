@@ -184,6 +184,29 @@ def test_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert not out.exists()
 
 
+def test_a_merge_that_counted_nothing_says_so_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Tryout 4: every file outside the campaign (a target URL mistyped in campaign.toml) gave
+    `campaign file: c.json (0 runs, 0 older, 0 skipped)` and exit 0."""
+    toml = tmp_path / "campaign.toml"
+    toml.write_text('[campaign]\nname = "nov"\nparts = ["verify"]\n'
+                    '[[site]]\nname = "HZB"\n[[target]]\nname = "Two"\n'
+                    'url = "https://typo.example/ICATService/ICAT"\n', encoding="utf-8")
+    good = write_result(tmp_path / "r", "HZB", T2, checks=[check("a")])
+    out = tmp_path / "campaign.json"
+    assert main(["merge", str(good), "--campaign", str(toml), "-o", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert "target not in the campaign" in captured.err
+    assert "(0 runs, 0 older, 0 skipped, 1 not in the campaign)" in captured.out
+    # one file in the campaign and one outside: counted, said, and not a failure
+    toml.write_text(toml.read_text(encoding="utf-8").replace("https://typo.example", T2.split(
+        "/ICATService")[0]), encoding="utf-8")
+    stray = write_result(tmp_path / "r", "DESY", T2, checks=[check("a")])
+    assert main(["merge", str(good), str(stray), "--campaign", str(toml), "-o", str(out)]) == 0
+    assert "(1 run, 0 older, 0 skipped, 1 not in the campaign)" in capsys.readouterr().out
+
+
 def test_a_gz_campaign_file_is_gzip_and_the_report_reads_it(tmp_path: Path) -> None:
     """TRYOUT3 finding 12: -o c.json.gz wrote plain JSON, and sv7 report of a real gzip
     campaign failed with a UTF-8 error. Now merge compresses by the name, report reads either
