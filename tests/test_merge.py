@@ -98,6 +98,21 @@ def test_bad_files_are_skipped_with_name_and_reason(tmp_path: Path) -> None:
                                               "reason": reasons["bad-foreign.json"]}
 
 
+@pytest.mark.parametrize("site", ["", "  "])
+def test_a_file_whose_site_has_no_name_is_skipped(tmp_path: Path, site: str) -> None:
+    """Tryout 4: an edited `"site": ""` was counted, a row without a name on the page (sv7 run
+    refuses such a --site)."""
+    good = write_result(tmp_path, "HZB", T2, checks=[check("a")])
+    doc = json.loads(good.read_text(encoding="utf-8"))
+    doc["run"]["site"] = site
+    nameless = tmp_path / "nameless.json"
+    nameless.write_text(json.dumps(doc), encoding="utf-8")
+    outcome = merge([good, nameless])
+    assert [(s.file, s.reason) for s in outcome.skipped] == [
+        ("nameless.json", f"run.site is {site!r}: a site needs a name")]
+    assert [r["file"] for r in outcome.document["runs"]] == [good.name]
+
+
 def test_every_supported_version_is_accepted() -> None:
     files = sorted(RESULTS.glob("v*/*.json"))
     assert [f.parent.name for f in files] == ["v1", "v2"]
