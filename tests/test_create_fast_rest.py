@@ -18,11 +18,12 @@ import pytest
 
 from igestbench.config import ServeConfig
 from igestbench.icat.beans import Bean
-from igestbench.mock import rest, rest_write
+from igestbench.mock import create_fast, gc_pause, rest, rest_write
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.mock.http import Request
 from igestbench.mock.store import Store
 from tests.test_create_fast import Side
+from tests.test_create_fast import _file as soap_file
 
 FORM = "application/x-www-form-urlencoded"
 
@@ -310,3 +311,31 @@ def test_a_write_is_decoded_with_the_collector_held(monkeypatch: pytest.MonkeyPa
         status, _ = side.write("root", common(side.ids))
         assert status == 200 and seen == [False]
         assert gc.isenabled()
+
+
+def test_each_front_holds_the_collector_once_over_its_create_many(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One hold covers a request's decoding, the fast path and the usual way (mock/gc_pause.py):
+    nothing below the front holds the collector again, whichever way the request goes."""
+    held: list[tuple[str, bool, int]] = []
+
+    def watched(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any) -> Any:
+            held.append((name, gc.isenabled(), gc_pause._holders))
+            return real(*args)
+        return call
+
+    with LocalCatalogue(ServeConfig()) as cat:
+        side = RestSide(cat)
+        monkeypatch.setattr(create_fast, "store", watched("fast", create_fast.store))
+        monkeypatch.setattr(rest, "write", watched("rest usual", rest.write))
+        monkeypatch.setattr(Store, "create_many", watched("soap usual", Store.create_many))
+        assert side.write("root", common(side.ids))[0] == 200  # the fast path
+        update = [{"Dataset": {"id": side.ids["a"], "description": "x"}}]
+        assert side.write("root", update) == (200, [])  # an update: the usual way
+        assert side.create_many("root", side.fill(soap_file("s1"))).startswith(b"200 ")
+        # a Datafile of the second Dataset, which the member may not create: the usual way
+        assert side.create_many("member", side.fill(soap_file("s2", "{1}"))).startswith(b"500 ")
+    assert held == [("fast", False, 1), ("rest usual", False, 1), ("fast", False, 1),
+                    ("fast", False, 1), ("soap usual", False, 1)]
+    assert gc.isenabled() and gc_pause._holders == 0

@@ -282,15 +282,43 @@ def test_old_files_get_their_summary_from_the_same_registry() -> None:
     assert summary_rows(load_result(current)) == compute_summary(doc)
 
 
-def test_a_bad_summary_row_in_a_partners_file_is_named(tmp_path: Path) -> None:
+def test_a_bad_summary_row_in_a_partners_file_is_named_and_only_it_left_out(
+    tmp_path: Path,
+) -> None:
+    # tryout 2026-11-26: one summary value written as a string cost the partner's whole file
     (current,) = (FIXTURES / "v2").glob("*.json")
     doc = json.loads(current.read_text())
     doc["summary"][0]["unit"] = 7
+    doc["summary"][1]["value"] = "fast"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc))
-    from igestbench.results import ResultFileError
-    with pytest.raises(ResultFileError, match=r"summary\[0\]\.unit is an integer"):
-        load_result(bad)
+    result = load_result(bad)
+    assert [(d.where, d.reason) for d in result.damages] == [
+        ("summary[0]", "unit is an integer, expected a string"),
+        ("summary[1]", "value is a string, expected a number"),
+    ]
+    assert result.raw["benchmarks"] == doc["benchmarks"]  # the measurements are all kept
+    assert summary_rows(result) == compute_summary(doc)   # and give every figure
+
+
+def test_a_summary_row_is_shown_as_its_measurement_gives_it(tmp_path: Path) -> None:
+    # tryout 2026-11-26: a row edited to 999 ms was on the page and in summary.csv as measured
+    (current,) = (FIXTURES / "v2").glob("*.json")
+    doc = json.loads(current.read_text())
+    measured = compute_summary(doc)
+    i = next(i for i, row in enumerate(doc["summary"]) if row["unit"] == "ms"
+             and row["value"])  # fmt: skip
+    doc["summary"][i]["value"], doc["summary"][i]["text"] = 999.0, "999 ms"
+    doc["summary"].append({**doc["summary"][i], "clients": 999})  # no entry behind it
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(doc))
+    result = load_result(edited)
+    reasons = {d.where: d.reason for d in result.damages}
+    assert reasons[f"summary[{i}]"].startswith("says 999 ms, its measurement gives ")
+    assert reasons[f"summary[{len(doc['summary']) - 1}]"] == (
+        "no measurement in the file gives this figure: left out")
+    assert summary_rows(result) == measured
+    assert not any(row.clients == 999 or row.value == 999.0 for row in summary_rows(result))
 
 
 def test_pooled_percentiles_are_hdrhs_own_for_one_histogram() -> None:
@@ -379,3 +407,21 @@ def test_the_live_line_is_the_registrys_figure_over_the_calls_so_far() -> None:
     assert live.line() == f"12 calls, 1 error · {final['rate'].text}"
     assert "cycles/s" in stream.getvalue() and final["rate"].samples == 9
     assert final["errors"].value == 1
+
+
+def test_the_figures_of_an_entry_left_out_are_not_shown(tmp_path: Path) -> None:
+    # tryout 2026-11-26: merge said benchmarks[2] was left out, yet the page showed its figures
+    # from the file's summary
+    (current,) = (FIXTURES / "v2").glob("*.json")
+    doc = json.loads(current.read_text())
+    entry = doc["benchmarks"][0]
+    op = next(iter(entry["ops"].values()))
+    op["p50_ms"] = "fast"
+    damaged = tmp_path / "damaged.json"
+    damaged.write_text(json.dumps(doc))
+    result = load_result(damaged)
+    assert [d.where for d in result.damages] == ["benchmarks[0]"]  # said once, for the entry
+    gone = (entry["workload"], entry.get("interface", "soap"), entry["flavour"],
+            entry["concurrency"])  # fmt: skip
+    assert any(row.key[:4] == gone for row in compute_summary(json.loads(current.read_text())))
+    assert not any(row.key[:4] == gone for row in summary_rows(result))

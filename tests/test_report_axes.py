@@ -122,20 +122,28 @@ def test_a_rate_axis_of_a_hundred_thousand_reads_with_its_separator() -> None:
     assert first - widest > label_xs[0] + 2  # the tick labels end right of the y label
 
 
-def _y_labels(svg: str) -> list[list[tuple[float, str]]]:
-    """Each panel's y tick labels (right-aligned, just left of its frame) as (y, text)."""
+def _frames_and_texts(svg: str, anchor: str) -> tuple[list[tuple[float, ...]],
+                                                      list[tuple[float, float, str]]]:
+    """The panels' frames (x, y, width, height) and the texts anchored at ``anchor`` (x, y,
+    text)."""
     root = ET.fromstring(svg)
     frames = [tuple(float(r.get(k, "0")) for k in ("x", "y", "width", "height"))
               for r in root.iter(f"{_SVG}rect") if r.get("class") and r.get("width")
               and r.get("fill") is None]
+    texts = [(float(t.get("x", "0")), float(t.get("y", "0")), t.text or "")
+             for t in root.iter(f"{_SVG}text")
+             if t.get("text-anchor") == anchor and t.get("x") is not None]
+    return frames, texts
+
+
+def _y_labels(svg: str) -> list[list[tuple[float, str]]]:
+    """Each panel's y tick labels (right-aligned, just left of its frame) as (y, text)."""
+    frames, texts = _frames_and_texts(svg, "end")
     found: dict[int, list[tuple[float, str]]] = defaultdict(list)
-    for text in root.iter(f"{_SVG}text"):
-        if text.get("text-anchor") != "end" or text.get("x") is None:
-            continue
-        x, y = float(text.get("x", "0")), float(text.get("y", "0"))
+    for x, y, text in texts:
         (i,) = [i for i, (fx, fy, _, fh) in enumerate(frames)
                 if 0 < fx - x < 10 and fy <= y <= fy + fh + 9]
-        found[i].append((y, text.text or ""))
+        found[i].append((y, text))
     return [found[i] for i in sorted(found)]
 
 
@@ -173,3 +181,77 @@ def test_a_log_panel_of_one_size_has_more_than_one_x_label() -> None:
     assert all(b - a >= 30 for a, b in itertools.pairwise(xs))  # "1,000" is ~25 pt
     (labels,) = _y_labels(svg)
     assert len(labels) >= 3
+
+
+def _x_labels(svg: str) -> list[list[tuple[float, str]]]:
+    """Each panel's x tick labels (centred, one tick and a pad below its frame) as (x, text),
+    left to right."""
+    frames, texts = _frames_and_texts(svg, "middle")
+    found: dict[int, list[tuple[float, str]]] = defaultdict(list)
+    for x, y, text in texts:
+        for i, (fx, fy, fw, fh) in enumerate(frames):
+            # the row of tick labels: 3.5 pt of tick, 3.5 of pad, 0.8 of the 9 pt font
+            if abs(y - (fy + fh + 3.5 + 3.5 + 7.2)) < 0.15 and fx - 0.15 <= x <= fx + fw + 0.15:
+                found[i].append((x, text))
+    return [sorted(found[i]) for i in range(len(frames))]
+
+
+def _apart_side_by_side(labels: list[tuple[float, str]]) -> None:
+    """No two labels' boxes (their estimated width at the charts' 9 pt, centred) overlap."""
+    for (a, left), (b, right) in itertools.pairwise(labels):
+        gap = (b - axes.text_width(right, 9.0) / 2) - (a + axes.text_width(left, 9.0) / 2)
+        assert gap >= 0, (left, right, gap, labels)
+
+
+CLIENTS = (1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0)
+NAMES = tuple(f"burst/createMany/python-icat/{n}" for n in range(1, 13))
+
+
+@pytest.mark.parametrize(("name", "panel", "columns"), [
+    # concurrency levels on a linear axis: 1, 2, 4 and 8 crowd at its low end
+    ("clients", Panel("burst create: rate", "clients", "Datafiles/s",
+                      (Series("A", CLIENTS, tuple(1_000.0 * c for c in CLIENTS)),),
+                      ticks_at_data=True), 5),
+    # a sweep's demand up to 900,000 requests/s in a fifth of the width
+    ("demand", Panel("sweep", "requests/s demanded", "requests/s answered",
+                     (Series("A", (0.0, 909_000.0), (0.0, 909_000.0)),), diagonal=True), 5),
+    # twelve long category names along a line panel
+    ("categories", Panel("per phase", "phase", "ms",
+                         (Series("A", tuple(float(i) for i in range(12)), (1.0,) * 12),),
+                         categories=NAMES), 2),
+    # bars of millions: the value axis under them
+    ("bars", Panel("network", "Mbit/s", "", (Series("A", (0.0, 1.0), (9_170_000.0, 5.0)),),
+                   categories=("a", "b"), bars=True), 4),
+])
+def test_no_two_labels_of_a_linear_x_axis_overlap(name: str, panel: Panel, columns: int) -> None:
+    svg = draw_chart(Chart("x", "scaling", "X", (panel,) * columns, columns=columns)).svg
+    rows = _x_labels(svg)
+    assert len(rows) == columns
+    for labels in rows:
+        assert len(labels) >= 2, (name, labels)
+        _apart_side_by_side(labels)
+    labels = rows[0]
+    texts = [t for _, t in labels]
+    if name == "clients":  # the least and the most clients are always written
+        assert texts[0] == "1" and texts[-1] == "128", texts
+        # every level keeps its tick mark, labelled or not
+        marks = re.findall(r"M([\d.]+) [\d.]+v3\.5", svg)
+        assert len(marks) == len(CLIENTS) * columns
+    elif name == "categories":  # every n-th, from the first
+        positions = [NAMES.index(t) for t in texts]
+        assert positions[0] == 0 and len({b - a for a, b in itertools.pairwise(positions)}) == 1
+    else:  # a longer step of the same 1-2-2.5-5 kind, evenly spaced
+        values = [_number(t) for t in texts]
+        steps = {b - a for a, b in itertools.pairwise(values)}
+        assert len(steps) == 1, values
+
+
+def test_labels_that_fit_are_all_written() -> None:
+    axis = Axis(0.0, 10.0)
+    ticks = [0.0, 2.5, 5.0, 7.5, 10.0]
+    assert axes.nice_ticks_fitting(axis, 400.0, 9.0, 7.0) == axes.nice_ticks(axis)
+    assert axes.thinned(axis, ticks, axes.labels(ticks), 400.0, 9.0, 7.0, False) == [0, 1, 2,
+                                                                                      3, 4]
+    # 40 points: "0.0" and "10.0" alone keep 7 points apart
+    assert axes.thinned(axis, ticks, axes.labels(ticks), 40.0, 9.0, 7.0, False) == [0, 4]
+    assert axes.thinned(axis, ticks, axes.labels(ticks), 60.0, 9.0, 7.0, True) == [0, 2, 4]

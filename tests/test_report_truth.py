@@ -23,6 +23,7 @@ from igestbench.report.tables import SCORE_LEGEND, BenchmarkRow
 from igestbench.results.campaign import Campaign, dump_campaign, load_campaign
 from igestbench.results.client_use import CLIENT_BOUND_PERCENT, CLIENT_USE_LABEL, phase_client_use
 from igestbench.results.merge import merge
+from igestbench.workloads.scale_queries import QUERIES
 from tests.campaign_helpers import bench, sample, write_result
 from tests.test_report_scale import section
 
@@ -53,10 +54,53 @@ def test_reliability_counts_calls_not_the_datafiles_a_batch_or_the_scale_part_ma
     campaign = _campaign(tmp_path, parts=("burst", "scale"), scale=section(),
                          benchmarks=(many,))
     reliability = _aspect(campaign, "reliability")
-    # 9 createMany calls (9,000 Datafiles), and the scale part's 100,000 Datafiles not at all
-    assert reliability.evidence.startswith("0 failed of 9 benchmark calls (0 %)")
+    # 9 createMany calls (9,000 Datafiles) and the scale part's query calls (20 per query,
+    # role and size), not the 100,000 Datafiles of its tree
+    queries = sum(len(s["queries"]) * 20 for s in section()["sizes"])
+    assert reliability.evidence.startswith(f"0 failed of {9 + queries:,} benchmark calls (0 %)")
     assert "a createMany call is one call" in reliability.evidence
-    assert "scale part" in reliability.evidence
+    assert "scale part's query calls" in reliability.evidence
+    assert "grow its tree are not counted" in reliability.evidence
+
+
+def _failing(scale: dict[str, Any], query: str, role: str) -> int:
+    """Make ``query`` as ``role`` fail at the largest size, every timed call and both warm-up
+    calls, as the part records it; the calls counted of it."""
+    (q,) = [q for q in scale["sizes"][-1]["queries"]
+            if q["query"] == query and q["role"] == role]
+    q.update(n=0, p50_ms=None, p99_ms=None, mean_ms=None, rows=None,
+             errors={"WrongResult": 20}, warmup_errors={"WrongResult": 2},
+             error="expected 1 Datafile, got 0")
+    return 22
+
+
+def test_a_failed_scale_query_lowers_reliability_and_the_evidence_names_it(
+        tmp_path: Path) -> None:
+    healthy = _aspect(_campaign(tmp_path / "ok", parts=("scale",), scale=section()),
+                      "reliability")
+    assert (healthy.level, healthy.score) == ("no errors", 2)
+    scale = section()
+    failed = _failing(scale, "name", "member")
+    reliability = _aspect(_campaign(tmp_path / "bad", parts=("scale",), scale=scale),
+                          "reliability")
+    calls = sum(len(s["queries"]) * 20 for s in scale["sizes"]) + 2
+    assert reliability.score is not None and reliability.score < healthy.score
+    assert reliability.evidence.startswith(f"{failed} failed of {calls:,} benchmark calls")
+    # over its three sizes: 20 + 2 (the largest), 20 + 20 (the two others succeeded)
+    assert "failed: A: scale query name (member, soap): 22 of 62 failed" in reliability.evidence
+    # measured by the site whose run made the calls (no site ran the checks)
+    assert reliability.sites == ("A",) and reliability.measured_by == 1
+    # every query failing as member: five named, the rest counted
+    for q in {q["query"] for q in scale["sizes"][-1]["queries"]} - {"name"}:
+        _failing(scale, q, "member")
+    every = _aspect(_campaign(tmp_path / "every", parts=("scale",), scale=scale), "reliability")
+    assert every.evidence.count("scale query") == 5
+    assert f"(+{len(QUERIES) - 5} more)" in every.evidence
+    # a query whose timed calls all succeeded but whose warm-up failed once: a failed call
+    scale = section()
+    scale["sizes"][0]["queries"][0]["warmup_errors"] = {"IcatServer": 1}
+    once = _aspect(_campaign(tmp_path / "once", parts=("scale",), scale=scale), "reliability")
+    assert once.evidence.startswith(f"1 failed of {calls - 1:,} benchmark calls")
 
 
 def test_the_client_cpu_chart_draws_the_figure_the_client_bound_flag_is_decided_from() -> None:
@@ -96,8 +140,9 @@ def test_a_scale_only_run_says_not_run_for_what_it_was_not_asked_to_do(tmp_path:
     levels = {a.aspect: (a.level, a.evidence) for a in scores.aspects}
     assert levels["checks"] == ("not run", "no run was asked to run the checks (--parts verify)")
     assert levels["reachability"][0] == levels["content"][0] == "not run"
-    assert levels["reliability"][0] == "not run"
-    assert "benchmark workload" in levels["reliability"][1]
+    # its query calls are calls: reliability is scored from them
+    assert levels["reliability"][0] == "no errors"
+    assert "scale part's query calls" in levels["reliability"][1]
     (row,) = report.summary.rows
     assert row.sustained.text == "not run" and "load sweep" in (row.sustained.note or "")
     # the sizes were the user's: the quick profile set nothing this run measured
@@ -145,14 +190,15 @@ def test_a_total_says_what_it_is_out_of_in_the_same_words_everywhere(tmp_path: P
     report = build_report(campaign)
     (row,) = report.summary.rows
     (scores,) = report.scores
-    # only the deployment (3 points, from the URL) was measured: the total says the rest
-    assert row.score.text == scores.total_text == "3 / 3 (17 of 20 points not measured)"
+    # only the deployment (3 points, from the URL) and the reliability of the scale part's
+    # queries (2) were measured: the total says the rest
+    assert row.score.text == scores.total_text == "5 / 5 (15 of 20 points not measured)"
     html, markdown = render_html(report), render_markdown(report)
     assert SCORE_LEGEND.startswith("Higher is better. A target's total is out of 20: 10 for")
     assert SCORE_LEGEND.replace("'", "&#39;") in html and SCORE_LEGEND in markdown
     assert "out of 10" not in markdown
-    assert "3 / 3 (17 of 20 points not measured)" in html
-    assert "| t1.example | 3 / 3 (17 of 20 points not measured) |" in markdown
+    assert "5 / 5 (15 of 20 points not measured)" in html
+    assert "| t1.example | 5 / 5 (15 of 20 points not measured) |" in markdown
 
 
 def test_the_csv_has_the_tables_header_and_guards_formulas_but_not_figures(

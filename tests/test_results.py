@@ -285,19 +285,34 @@ for i in range(100000):
 
 
 def test_a_session_id_inside_a_value_is_refused_before_writing(tmp_path: Path) -> None:
-    writer = open_writer(tmp_path, secrets=[SESSION_ID, "root"])
+    writer = open_writer(tmp_path, secrets=[SESSION_ID, "hunter"])
     writer.append("checks", {"id": "t::login", "outcome": "passed"})
     leak = {"id": "t::get", "explanation": f"GET ?sessionId={SESSION_ID} failed"}
     with pytest.raises(SecretInResultError, match=r"checks\[1\]\.explanation") as caught:
         writer.append("checks", leak)
     assert SESSION_ID not in str(caught.value)
     with pytest.raises(SecretInResultError, match=r"notes\[0\] holds a secret"):
-        writer.append("notes", "root")  # a short secret: refused as a whole value …
-    writer.append("notes", "files under /root/data")  # … but not searched inside others
+        writer.append("notes", "hunter")  # a short secret: refused as a whole value …
+    writer.append("notes", "files under /hunter/data")  # … but not searched inside others
     writer.finish()
     for path in tmp_path.iterdir():
         assert SESSION_ID.encode() not in path.read_bytes()
-    assert load_result(writer.path).raw["notes"] == ["files under /root/data"]
+    assert load_result(writer.path).raw["notes"] == ["files under /hunter/data"]
+
+
+def test_a_password_that_is_a_word_of_the_format_does_not_stop_the_run(tmp_path: Path) -> None:
+    # seen 2026-11-26 against a real ICAT whose root's password is "root" (as on many test
+    # catalogues): the scale section's role key "root" was taken for the password and the run
+    # failed; every file writes that word, so it reveals nothing of the password
+    writer = open_writer(tmp_path, secrets=["root", "complete", "hunter"])
+    writer.set_section("scale", {"version": 1, "sizes": [],
+                                 "roles": {"root": "simple/root", "member": None}})
+    with pytest.raises(SecretInResultError, match=r"scale\.roles\.hunter holds a secret"):
+        writer.set_section("scale", {"version": 1, "sizes": [], "roles": {"hunter": None}})
+    writer.finish()
+    result = load_result(writer.path)
+    assert result.status == "complete"
+    assert result.raw["scale"]["roles"]["root"] == "simple/root"
 
 
 @pytest.mark.parametrize("key", ["password", "sessionId", "session_id", "PassWord"])

@@ -7,8 +7,11 @@ pipe is closed after a line was read, a signal sent after a phase began.
 
 from __future__ import annotations
 
+import datetime as dt
+import errno
 import io
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -19,6 +22,7 @@ import pytest
 
 from igestbench.config import RunConfig
 from igestbench.run.cleanup_progress import cleanup_line
+from igestbench.run.closed_streams import ClosedStreams, DroppedWhenClosed
 from igestbench.run.progress import Progress
 from igestbench.run.runner import Runner
 
@@ -49,6 +53,45 @@ def test_stderr_closed_early_the_run_goes_on_and_cleans_up(tmp_path: Path) -> No
     assert data["cleanup"]["deleted"] > 0 and data["cleanup"]["left"] == 0
     assert data["cleanup"]["journal"] is None
     assert "summary" in (tmp_path / "out.txt").read_text()
+    # the file says that whoever ran it did not see the rest of the run, and from when
+    (note,) = [n for n in data["notes"] if n.startswith("the terminal went away")]
+    said = re.fullmatch(r"the terminal went away: stderr closed at (\S+) \(its reader closed "
+                        r"the pipe\); the run went on, and the ([\d,]+) lines? it wrote there "
+                        r"since were not shown, nor its output after this file was finished", note)
+    assert said is not None, note
+    assert data["run"]["started"] < said[1] < data["run"]["finished"]
+    assert int(said[2].replace(",", "")) > 0
+
+
+class _Closing(io.StringIO):
+    """A stream whose reader goes away after ``shown`` writes."""
+
+    def __init__(self, shown: int) -> None:
+        super().__init__()
+        self.shown = shown
+
+    def write(self, text: str) -> int:
+        if self.shown == 0:
+            raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+        self.shown -= 1
+        return super().write(text)
+
+
+def test_a_stream_gone_counts_the_lines_nobody_saw() -> None:
+    moment = dt.datetime(2026, 11, 26, 21, 40, 3, 120000, tzinfo=dt.UTC)
+    err = DroppedWhenClosed(_Closing(1), "stderr", now=lambda: moment)
+    out = DroppedWhenClosed(_Closing(5), "stdout")
+    streams = ClosedStreams(out, err)
+    err.write("sv7: probe …\n")
+    assert streams.notes() == []
+    err.write("sv7: burst/zeep/1 …\n")  # the reader is gone: this one was not shown
+    err.write("\r\x1b[2K12 Datafiles/s")  # a live figure: no line
+    err.write("\nsv7: cleanup …\n")
+    assert err.gone and err.dropped_lines == 3
+    assert streams.notes() == [
+        "the terminal went away: stderr closed at 2026-11-26T21:40:03.120Z (its reader closed "
+        "the pipe); the run went on, and the 3 lines it wrote there since were not shown, nor "
+        "its output after this file was finished"]
 
 
 def test_stdout_closed_early_no_traceback(tmp_path: Path) -> None:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
-from igestbench.client import ClientConfig, connect
+from igestbench.client import Catalogue, ClientConfig, connect
 from igestbench.config import RunConfig, ServeConfig, load_run_config
 from igestbench.errors import UsageError
 from igestbench.icat.beans import Bean
@@ -26,7 +26,7 @@ from igestbench.run.cleanup import RunJournal
 from igestbench.run.progress import Progress
 from igestbench.run.runner import Target
 from igestbench.workloads import Journal, RunTag
-from igestbench.workloads.scale_queries import QUERIES
+from igestbench.workloads.scale_queries import QUERIES, Call, ScaleQuery
 from igestbench.workloads.scale_rules import (
     MEMBERSHIP_ENTITIES,
     add_membership_rules,
@@ -372,3 +372,26 @@ def test_a_refused_member_costs_its_figures_not_the_run(tmp_path: Path) -> None:
     why = data["scale"]["member"]["why"]
     assert "login was refused" in why and "SV7_PASSWORD_MEMBER" in why, why
     assert "wrong" not in json.dumps(data)
+
+
+class _Flaky:
+    """A client whose search answers one row, but [] (a wrong answer) on the calls listed."""
+
+    def __init__(self, wrong: set[int]) -> None:
+        self.wrong, self.calls = wrong, 0
+
+    def search(self, query: str) -> list[Any]:
+        self.calls += 1
+        return [] if self.calls in self.wrong else [1]
+
+
+def test_a_query_records_its_failed_calls_the_warm_up_s_apart(tmp_path: Path) -> None:
+    query = ScaleQuery("q", "a query", lambda tree, turn: Call("SELECT x FROM X x", None, 1))
+    # calls 1 and 2 are the warm-up; 3 and 4 the first timed ones
+    good, flaky = _Flaky(set()), _Flaky({2, 3, 4})
+    tree = cast(ScaleTree, None)
+    ok, bad = scale.measure_query(cast(list[Catalogue], [good, flaky]), tree, query, calls=5)
+    assert ok["n"] == 5 and "errors" not in ok and "warmup_errors" not in ok
+    assert bad["n"] == 3 and bad["calls"] == 5
+    assert bad["errors"] == {"WrongResult": 2} and bad["warmup_errors"] == {"WrongResult": 1}
+    assert "0 rows" in bad["error"]

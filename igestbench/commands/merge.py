@@ -78,6 +78,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
         print(f"sv7 merge: damaged {line}", file=sys.stderr)
     for line in outcome.replaced:
         print(f"sv7 merge: {line}", file=sys.stderr)
+    for line in outcome.combined:  # a cell made of several runs' pieces: which gave which
+        print(f"sv7 merge: {line}", file=sys.stderr)
     if (outcome.skipped or outcome.damaged) and args.strict:
         raise Sv7Error(f"{len(outcome.skipped)} file(s) unreadable, {len(outcome.damaged)} "
                        "damaged part(s); nothing written (--strict)")
@@ -87,6 +89,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
     damaged = f", {len(outcome.damaged)} damaged part(s) left out" if outcome.damaged else ""
     if outcome.replaced:  # the older runs' figures are not in the campaign: said above
         damaged += f", {len(outcome.replaced)} older not shown: see above"
+    if outcome.combined:  # cells made of several runs' pieces: each said above
+        damaged += f", {len(outcome.combined)} combined from several runs: see above"
     outside = f", {len(outcome.unexpected)} not in the campaign" if outcome.unexpected else ""
     print(
         f"campaign file: {args.output} ({runs} run{'' if runs == 1 else 's'}, "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from igestbench.commands.common import interactive_prompt
@@ -46,12 +47,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def cmd_run(args: argparse.Namespace) -> int:
     from igestbench.run.closed_streams import dropped_when_closed
 
-    # a closed terminal or pipe (sv7 run 2>&1 | head) drops the lines, never the run
-    with dropped_when_closed():
-        return _run(args)
+    # a closed terminal or pipe (sv7 run 2>&1 | head) drops the lines, never the run; the
+    # result file says so
+    with dropped_when_closed() as streams:
+        return _run(args, streams.notes)
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, terminal_notes: Callable[[], list[str]]) -> int:
     from igestbench.config import load_run_config
     from igestbench.icat.credentials import Logins
     from igestbench.run.next_steps import end_of_run
@@ -72,7 +74,7 @@ def _run(args: argparse.Namespace) -> int:
     )
     verify = dataclasses.replace(verify, accounts=config.accounts)
     config = dataclasses.replace(config, verify=verify)
-    outcome = Runner(config, Progress()).run()
+    outcome = Runner(config, Progress(), terminal_notes).run()
     for line in outcome.summary:
         print(f"sv7 run: {line}", file=sys.stderr)
     if outcome.path is not None:

@@ -7,11 +7,13 @@ through the store one INSERT at a time was most of the call (issue 21.6 wants 10
 Datafiles in half a second). Here each object is one row: each front reads its request into a
 :class:`Batch` — SOAP's createMany in :mod:`create_fast_xml`, REST's write in
 :mod:`create_fast_json` — with its values read as that front's usual decoding reads them and
-checked as the store checks them (types, lengths, required attributes), and :func:`store`
-puts every row in by one ``executemany`` whose unique and foreign keys the database checks,
-looks references up once per distinct id and judges the caller's CREATE rights by one query
-over the new ids. Contained children (the DatafileParameter the scale part puts on one
-Datafile in four) go in the same way beside their parents, so their ids come in the same order.
+checked as the store checks them (types, lengths, required attributes). :func:`run` is the
+one way in, the same for both around each front's reader, and :func:`store` puts every row in
+by one ``executemany`` whose unique and foreign keys the database checks, looks references up
+once per distinct id and judges the caller's CREATE rights by one query over the new ids (the
+front holds the collector off over the whole request, once: mock/gc_pause.py). Contained
+children (the DatafileParameter the scale part puts on one Datafile in four) go in the same
+way beside their parents, so their ids come in the same order.
 
 The fast path never reports a fault itself. Whatever it does not take (mixed types, unknown
 fields, ids, references holding more than an id, parameters at the top, the authorization
@@ -24,6 +26,7 @@ with its offset.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,6 +152,20 @@ class Batch:
     plan: Plan
     rows: list[list[Any]]
     contained: Contained
+
+
+def run(service: IcatService, sid: str | None, read: Callable[[], Batch]) -> list[int] | None:
+    """A front's createMany by the fast path: the batch ``read`` makes of the request (each
+    front its own decoding), stored; None where the caller goes its usual way — ``read`` did
+    not take the request (NotFast: another shape), or the store found a fault, which that way
+    reports. The caller holds the collector off (mock/gc_pause.py) over its whole request,
+    decoding and the usual way included: once, so that nothing here holds it again."""
+    try:
+        batch = read()
+    except NotFast:
+        return None
+    # the request decodes as the usual way would decode it: its next step is the session
+    return store(service, sid, batch)
 
 
 def store(service: IcatService, sid: str | None, batch: Batch) -> list[int] | None:

@@ -25,7 +25,6 @@ from igestbench.icat.faults import IcatError
 from igestbench.icat.schema import Field
 from igestbench.mock import create_fast
 from igestbench.mock.create_fast import REF, Batch, Contained, NotFast, Plan, plan_of
-from igestbench.mock.gc_pause import collector_held
 from igestbench.mock.service import IcatService
 from igestbench.mock.tables import to_sql
 from igestbench.mock.values import _NOT_XML, TEXT, WHOLE, check_applicable, check_value
@@ -38,14 +37,9 @@ def create_many_json(service: IcatService, sid: str | None, data: Any) -> list[i
     """The ids of the objects ``data`` (a write's decoded ``entities``: one object or a list)
     describes, when all are new and of one type, created as :func:`rest_write.write` would
     create them; None where the caller must go the usual way (another shape, or a fault it
-    then reports)."""
+    then reports). The caller holds the collector off (:func:`create_fast.run`)."""
     items = data if isinstance(data, list) else [data]
-    with collector_held():  # 10,000 rows, no cycles (mock/gc_pause.py)
-        try:
-            batch = _batch(service, sid, items)
-        except NotFast:
-            return None
-        return create_fast.store(service, sid, batch)
+    return create_fast.run(service, sid, lambda: _batch(service, sid, items))
 
 
 def _batch(service: IcatService, sid: str | None, items: list[Any]) -> Batch:

@@ -22,7 +22,6 @@ from igestbench.icat.schema import Field
 from igestbench.icat.soapxml import XSI_NIL, XSI_TYPE, DecodeError, decode_bean
 from igestbench.mock import create_fast
 from igestbench.mock.create_fast import REF, Batch, Contained, NotFast, Plan, plan_of
-from igestbench.mock.gc_pause import collector_held
 from igestbench.mock.service import IcatService
 from igestbench.mock.tables import to_sql
 from igestbench.mock.values import TEXT, WHOLE, check_applicable, check_value
@@ -33,14 +32,9 @@ def create_many_xml(
 ) -> list[int] | None:
     """The ids of the objects ``beans`` (a SOAP createMany's ``beans`` elements) describe,
     created as :meth:`IcatService.create_many` would; None where the caller must go the usual
-    way (another shape, or a fault it then reports)."""
-    with collector_held():  # 10,000 rows, no cycles (mock/gc_pause.py)
-        try:
-            batch = _batch(service, beans, zone)
-        except NotFast:
-            return None
-        # the beans decode as the usual way would decode them: its next step is the session
-        return create_fast.store(service, sid, batch)
+    way (another shape, or a fault it then reports). The caller holds the collector off
+    (:func:`create_fast.run`)."""
+    return create_fast.run(service, sid, lambda: _batch(service, beans, zone))
 
 
 def _batch(service: IcatService, beans: list[etree._Element], zone: dt.tzinfo) -> Batch:

@@ -366,7 +366,8 @@ class RestEndpoint:
         if text is None:
             raise IcatBadParameter("entities is not set")
         # thousands of objects decoded at once, without cycles: the collector would walk them
-        # again and again, doubling json.loads' time (mock/gc_pause.py)
+        # again and again, doubling json.loads' time (mock/gc_pause.py); held once, for the
+        # fast path and the usual way too
         with collector_held():
             data = self._json(text, offset=0)  # inside ICAT's loop over the list already
             if isinstance(data, list):

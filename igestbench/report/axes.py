@@ -2,10 +2,14 @@
 
 The rules are matplotlib's defaults as the report used them (plot.py writes the SVG itself):
 a linear axis shows its data with a 5 % margin each side and ticks at 1-2-2.5-5 steps, about
-four intervals; a log axis shows its data with a 5 % margin of its decades and labels 1, 2 and 5
+four intervals (fewer where their labels would run together: :func:`nice_ticks_fitting`);
+a log axis shows its data with a 5 % margin of its decades and labels 1, 2 and 5
 of each decade, or, over about a decade or less, as many more as make at least three labels
 (:func:`log_ticks`); every label of a linear axis has the same number of decimals, and every
-label groups its thousands ("100,000"), as every other number of the report does.
+label groups its thousands ("100,000"), as every other number of the report does. No two
+labels side by side overlap at the panel's width (their boxes estimated by :func:`text_width`):
+a linear axis takes a longer step, or writes every n-th of its categories, or of the values
+measured those that keep clear (:func:`thinned`), its tick marks all still drawn.
 """
 
 from __future__ import annotations
@@ -139,6 +143,52 @@ def spaced(axis: Axis, ticks: Sequence[float], gap: float) -> list[float]:
         if not kept or axis.share(tick) - axis.share(kept[-1]) >= gap:
             kept.append(tick)
     return kept
+
+
+def clear(axis: Axis, ticks: Sequence[float], texts: Sequence[str], length: float,
+          size: float, gap: float) -> bool:
+    """Whether the labels ``texts`` of ``ticks`` (in order along an axis ``length`` points
+    long, at font size ``size``) keep ``gap`` points apart side by side: each label's box is
+    its :func:`text_width`, centred on its tick."""
+    edges = [(axis.share(t) * length, text_width(text, size) / 2)
+             for t, text in zip(ticks, texts, strict=True)]
+    return all(b - half_b - (a + half_a) >= gap
+               for (a, half_a), (b, half_b) in itertools.pairwise(edges))
+
+
+def nice_ticks_fitting(axis: Axis, length: float, size: float, gap: float) -> list[float]:
+    """:func:`nice_ticks` of about four intervals, or fewer (a longer 1-2-2.5-5 step) where
+    their labels would not keep ``gap`` apart at ``length`` points: a narrow panel of large
+    numbers reads "0", "50,000", "100,000" rather than five labels run together."""
+    for intervals in (4, 3, 2, 1):
+        ticks = nice_ticks(axis, intervals)
+        if clear(axis, ticks, labels(ticks), length, size, gap):
+            return ticks
+    return ticks
+
+
+def thinned(axis: Axis, ticks: Sequence[float], texts: Sequence[str], length: float,
+            size: float, gap: float, regular: bool) -> list[int]:
+    """The indices of the labels to write where all of them would not keep ``gap`` apart
+    (see :func:`clear`). ``regular`` (categories, evenly spaced): every n-th from the first,
+    the smallest n that fits. Otherwise (the measured values, e.g. 1, 2, 4 … 64 clients on a
+    linear axis, which crowd at its low end): the first, the last where it keeps clear of it,
+    and between them each that keeps clear of the one kept before it and of the last."""
+    def fits(chosen: Sequence[int]) -> bool:
+        return clear(axis, [ticks[i] for i in chosen], [texts[i] for i in chosen], length,
+                     size, gap)
+
+    count = len(ticks)
+    if fits(range(count)):
+        return list(range(count))
+    if regular:
+        return next((list(range(0, count, n)) for n in range(2, count) if
+                     fits(range(0, count, n))), [0])
+    kept = [0]
+    for i in range(1, count - 1):
+        if fits([kept[-1], i]) and fits([i, count - 1]):
+            kept.append(i)
+    return [*kept, count - 1] if fits([kept[-1], count - 1]) else kept
 
 
 def _multiples(axis: Axis, subs: Sequence[float]) -> list[float]:

@@ -30,6 +30,7 @@ from igestbench.results.figures import (
     format_value,
 )
 from igestbench.results.format import DEFAULT_INTERFACE, INTERFACES
+from igestbench.results.pieces import benchmark_piece, sweep_piece
 
 WORKLOADS = tuple(dict.fromkeys(m.workload for m in MEASURES))
 #: The table's rows: what the page calls each operation, and its measure (workload, name).
@@ -97,6 +98,9 @@ class InterfaceTable:
     rows: tuple[InterfaceRow, ...]
     #: measured by sv7 swarm (a load sweep from many hosts), beside the site's campaign run
     swarm: bool = False
+    #: a combined cell whose interfaces come from different runs: which file gave which
+    #: (results/pieces.py), since the table's figures are then not of one run
+    sources: str = ""
 
 
 def _interface(item: Mapping[str, Any]) -> str:
@@ -184,11 +188,20 @@ def _table(run: CampaignRun, local: bool) -> InterfaceTable:
     rows.append(row("load sweep: sustained rate", "requests/s",
                     lambda i: _sweep_cell(index, sweeps[i])))
     kept = tuple(r for r in rows if not all(c.empty and not c.failed for c in r.cells))
+    files: dict[str, list[str]] = {}
+    for entry in (*run.result.benchmarks, *run.result.sweeps):
+        piece = benchmark_piece(entry) if "workload" in entry else sweep_piece(entry)
+        if piece.interface in COMPARED:
+            names = files.setdefault(piece.interface.upper(), [])
+            names += [f for f in (run.origin(str(piece)).file,) if f not in names]
+    sources = "; ".join(f"{name} from {', '.join(found)}" for name, found in  # SOAP first
+                        sorted(files.items(), key=lambda item: item[0] != "SOAP")) \
+        if len({f for found in files.values() for f in found}) > 1 else ""
     return InterfaceTable(
         target=run.target, site=run.site, local=local, swarm=run.kind == "swarm",
         columns=tuple(InterfaceColumn(i, f, level)
                       for (i, f), level in zip(columns, levels, strict=True)),
-        rows=kept,
+        rows=kept, sources=sources,
     )
 
 

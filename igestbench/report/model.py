@@ -159,7 +159,10 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
                          "quick" if r.quick else "full", r.kind,
                          None if r.result.status == "complete" else end_cause(r),
                          clock_text(r.result.raw["run"].get("server_clock")))
-                 for r in campaign.runs)
+                 for cell in campaign.runs for r in cell.behind)  # each run of a combined cell
+    # an older run that gives a combined cell pieces is counted (in runs), not only history
+    counted = {(r.site, r.target, r.file) for r in runs}
+    older = sum((h.site, h.target, h.file) not in counted for h in campaign.history)
     dates = period_text(period(campaign))
     before: Trend | None = None
     changes: tuple[FigureChange, ...] = ()
@@ -181,7 +184,7 @@ def build_report(campaign: Campaign, previous: Campaign | None = None, *,
         sites=campaign.sites, targets=targets, participation=part, success=succ,
         footnotes=tuple(notes), marks=marks, scores=scores, benchmarks=benchmarks, charts=drawn,
         runs=runs,
-        history_count=len(campaign.history), notices=tuple(notices(campaign)), trend=before,
+        history_count=older, notices=tuple(notices(campaign)), trend=before,
         interfaces=tuple(interface_tables(campaign)), summary=summary, dates=dates,
         changes=changes, figure_runs=campaign.runs, scale=grown,
         transfers=tuple(transfer_rows(campaign)),

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from igestbench.options import PROFILE_SETTINGS
 from igestbench.report.footnotes import run_problems
-from igestbench.results.campaign import Campaign, CampaignRun, replaced_text
+from igestbench.results.campaign import Campaign, CampaignRun, combined_text, replaced_text
 from igestbench.results.format import parse_timestamp
 from igestbench.results.server_clock import LOCAL, clock_text
 
@@ -128,11 +128,15 @@ def notices(campaign: Campaign) -> list[str]:
               f"target {u.get('target')})" for u in campaign.unexpected]
     notes += [f"{d.file}: damaged, {d}" for d in campaign.damaged]
     notes += [replaced_text(r) for r in campaign.replaced]  # a newer run hides an older one's
+    # a cell made of several runs' pieces says which run gave which; the notices about runs
+    # below are about each of those runs as it is in its file
+    notes += [combined_text(r.site, r.target, r.sources) for r in campaign.runs if r.sources]
+    behind = [origin for run in campaign.runs for origin in run.behind]
     notes += [f"{run.file}: written in result format version {run.file_version}, read as "
               f"version {run.result.raw['version']}"
-              for run in campaign.runs if run.file_version != run.result.raw["version"]]
+              for run in behind if run.file_version != run.result.raw["version"]]
     ended: dict[tuple[str, str], list[CampaignRun]] = {}
-    for run in campaign.runs:
+    for run in behind:
         if run.result.status != "complete":
             ended.setdefault((run.result.status, end_cause(run)), []).append(run)
     for (status, cause), runs in ended.items():
@@ -146,8 +150,8 @@ def notices(campaign: Campaign) -> list[str]:
         count = "1 run" if len(runs) == 1 else f"{len(runs)} runs"
         notes.append(f"{count} {verb} — {cause}: {who} (file{'s' if len(runs) > 1 else ''} "
                      f"{files})")
-    notes += clock_notices(campaign.runs)
-    quick = [(r, traits) for r in campaign.runs if r.quick and (traits := quick_traits(r))]
+    notes += clock_notices(behind)
+    quick = [(r, traits) for r in behind if r.quick and (traits := quick_traits(r))]
     if quick:
         one = len(quick) == 1
         what = "1 run is a quick tour" if one else f"{len(quick)} runs are quick tours"

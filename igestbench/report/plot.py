@@ -38,6 +38,8 @@ FONT = 9.0
 _TICK, _PAD, _LABEL_PAD, _TITLE_PAD = 3.5, 3.5, 4.0, 6.0
 #: points from one tick label's middle to the next one's above it, at least
 _LABEL_GAP = 1.4 * FONT
+#: points between two x tick labels side by side, at least
+_LABEL_SPACE = 2 * _PAD
 #: dash patterns of a line 1 pt wide (matplotlib's lines.*_pattern), scaled by its width
 _DASHES = {DASHED: (3.7, 1.6), DOTTED: (1.0, 1.65), DASHDOT: (6.4, 1.6, 1.0, 1.6)}
 LINE_W, DOT_W, STAR_SIZE = 1.3, 3.5, 11.0
@@ -195,16 +197,21 @@ class _PanelWriter:
                             f'text-anchor="middle" {self.cls("text")}>'
                             f'{escape(panel.ylabel)}</text>')
 
-    def _x_ticks(self, ticks: Sequence[float], texts: Sequence[str], grid: bool) -> None:
+    def _x_ticks(self, ticks: Sequence[float], texts: Sequence[str], grid: bool,
+                 regular: bool = True) -> None:
+        """Every tick's mark; the labels that fit side by side at the panel's width
+        (axes.thinned: every n-th where ``regular``, else those that keep clear)."""
         bottom = self.y0 + self.h
         marks, lines = [], []
-        for tick, text in zip(ticks, texts, strict=True):
-            if not self.x.shows(tick):
-                continue
+        shown = [(t, text) for t, text in zip(ticks, texts, strict=True) if self.x.shows(t)]
+        kept = set(axes.thinned(self.x, [t for t, _ in shown], [x for _, x in shown], self.w,
+                                FONT, _LABEL_SPACE, regular))
+        for i, (tick, text) in enumerate(shown):
             x = num(self.px(tick))
             marks.append(f"M{x} {num(bottom)}v{_TICK}")
             lines.append(f"M{x} {num(self.y0)}V{num(bottom)}")
-            self._text(self.px(tick), bottom + _TICK + _PAD + FONT * 0.8, text, "middle")
+            if i in kept:
+                self._text(self.px(tick), bottom + _TICK + _PAD + FONT * 0.8, text, "middle")
         self._marks(marks, lines if grid else [])
 
     def _y_ticks(self, ticks: Sequence[float], texts: Sequence[str], grid: bool,
@@ -347,9 +354,9 @@ class _PanelWriter:
                 texts = list(panel.categories)
             else:
                 ticks = (sorted({x for s in panel.series for x in s.x}) if panel.ticks_at_data
-                         else axes.nice_ticks(self.x))
+                         else axes.nice_ticks_fitting(self.x, self.w, FONT, _LABEL_SPACE))
                 texts = axes.labels(ticks)
-            self._x_ticks(ticks, texts, grid=False)
+            self._x_ticks(ticks, texts, grid=False, regular=not panel.ticks_at_data)
             y_ticks, texts = self._y_tick_marks()
             shown = self._y_ticks(y_ticks, texts, grid=True)
         self._axis_labels(shown)
@@ -367,7 +374,7 @@ class _PanelWriter:
         """The x values measured (the catalogue sizes a run chose), those that fit side by side;
         beside a single one, the log axis's own ticks that keep clear of it."""
         widest = axes.text_width(axes.grouped(round(10 ** self.x.high)), FONT)
-        gap = (widest + 2 * _PAD) / self.w
+        gap = (widest + _LABEL_SPACE) / self.w
         kept = axes.spaced(self.x, sizes, gap)
         if len(kept) > 1:
             return kept
@@ -423,7 +430,7 @@ class _PanelWriter:
             # ending at the line: a label longer than the room right of it stays in the panel
             self._text(self.px(panel.hline), self.y0 - 2, f"{panel.hline_label} ", "end",
                        "small")
-        x_ticks = axes.nice_ticks(self.x)
+        x_ticks = axes.nice_ticks_fitting(self.x, self.w, FONT, _LABEL_SPACE)
         self._x_ticks(x_ticks, axes.labels(x_ticks), grid=True)
         names = list(reversed(panel.categories))
         self._y_ticks([float(i) for i in range(groups)], names, grid=False,

@@ -21,10 +21,11 @@ from igestbench.report.colours import colour_of, dash_for, paler
 from igestbench.report.series import Panel, Series
 from igestbench.results.campaign import Campaign, CampaignRun
 from igestbench.results.figures import MS, P50, SCALE, figure, format_number
+from igestbench.results.format import SCALE_ROLES
 from igestbench.results.formatting import format_slope
 
 INTERFACE_NAMES = {"soap": "SOAP", "rest": "REST"}
-ROLES = ("root", "member")
+ROLES = SCALE_ROLES
 
 
 @dataclass(frozen=True)

@@ -199,7 +199,10 @@ def _ratio_of(runs: Sequence[CampaignRun], note: str) -> SummaryCell:
         rest = next((r for r in rows if r.workload == "single-query" and r.metric == "rate"
                      and r.interface == "rest" and soap is not None
                      and r.clients == soap.clients), None)
-        if soap and rest and soap.value and rest.value:
+        # in the same run: a combined cell's interfaces may come from two (results/pieces.py)
+        same = soap is not None and rest is not None and run.origin(
+            f"single-query/{soap.interface}") is run.origin("single-query/rest")
+        if soap and rest and soap.value and rest.value and same:
             ratios.append(rest.value / soap.value)
     if not ratios:
         return SummaryCell("—", note="no run measured both interfaces")

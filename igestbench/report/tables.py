@@ -24,7 +24,9 @@ from igestbench.results.figures import (
     benchmark_calls,
     measures_of,
 )
+from igestbench.results.pieces import benchmark_piece
 from igestbench.results.pooling import pool
+from igestbench.results.scale_rows import SCALE_CALLS, scale_calls
 from igestbench.results.scoring import (
     score_checks,
     score_deployment,
@@ -148,6 +150,16 @@ def _row(run: CampaignRun, index: RowIndex, flavour: str, local: bool = False) -
     causes = [r.reason.removeprefix("failed: ") for r in lowest_rows
               if "failed" in r.marks and r.reason]
     cycle = figures[("full-cycle", "mean")]
+    # the RTT, API version and end beside the figures are those of the run that measured them
+    # (a combined cell: results/pieces.py); a row from several runs keeps the cell's newest
+    origins = {id(o): o for o in (run.origin(str(benchmark_piece(e)))
+                                  for e in lowest.values() if e is not None)}
+    if len(origins) == 1:
+        (origin,) = origins.values()
+        result = origin.result
+        rtt = (result.raw.get("probe") or {}).get("rtt") or {}
+    else:
+        origin = run
     return BenchmarkRow(
         site=run.site, target=run.target, flavour=flavour,
         clients=min(levels) if levels else None,
@@ -164,9 +176,9 @@ def _row(run: CampaignRun, index: RowIndex, flavour: str, local: bool = False) -
         errors=int(sum(r.value or 0 for r in rows if r.metric == "errors")),
         local=local,
         full_cycle_calls=cycle.samples if cycle is not None else 0,
-        failed=stopped, failure=causes[0] if causes else None, quick=run.quick,
+        failed=stopped, failure=causes[0] if causes else None, quick=origin.quick,
         figures=tuple(f for f in figures.values() if f is not None),
-        unfinished=end_cause(run) if result.status in ("partial", "interrupted") else None,
+        unfinished=end_cause(origin) if result.status in ("partial", "interrupted") else None,
     )
 
 
@@ -271,10 +283,10 @@ def _aspect(aspect: str, runs: Sequence[CampaignRun], url: str) -> AspectScore:
 NOT_RUN = "not run"
 #: The parts that run the checks, and those that make benchmark calls (options.PARTS).
 CHECK_PARTS = ("verify",)
-BENCHMARK_PARTS = ("full-cycle", "single-query", "burst", "multi-query", "ids")
+BENCHMARK_PARTS = ("full-cycle", "single-query", "burst", "multi-query", "ids", "scale")
 NO_CHECKS = "no run was asked to run the checks (--parts verify)"
 NO_BENCHMARKS = ("no run was asked for a benchmark workload (--parts full-cycle, single-query, "
-                 "burst, multi-query, ids)")
+                 "burst, multi-query, ids, scale)")
 
 
 def _asked(runs: Sequence[CampaignRun], parts: Sequence[str]) -> bool:
@@ -300,11 +312,20 @@ def _service_aspects(runs: Sequence[CampaignRun], cells: Sequence[CellOutcome]
     reach = score_reachability(len(connected), len(tried), blocked)
     checks = score_checks(sum(c.passed for c in connected), sum(c.total for c in connected))
     counted = [benchmark_calls(run.figures) for run in runs]
-    reliability = score_reliability(sum(f for _, f in counted), sum(c for c, _ in counted),
-                                     BENCHMARK_CALLS)
+    scaled = [(run.site, scale_calls(run.result.raw.get("scale"))) for run in runs]
+    reliability = score_reliability(
+        sum(f for _, f in counted) + sum(s.failed for _, s in scaled),
+        sum(c for c, _ in counted) + sum(s.calls for _, s in scaled),
+        f"{BENCHMARK_CALLS}; {SCALE_CALLS}",
+        [f"{site}: scale query {q}" for site, s in scaled for q in s.failing])
     asked = (_asked(runs, CHECK_PARTS),) * 2 + (_asked(runs, BENCHMARK_PARTS),)
-    return tuple(AspectScore(name, s.level, s.score, s.max, s.evidence,
-                             tuple(c.site for c in tried), len(tried))
+    # measured by: the sites that tried the checks; for reliability, those whose runs called
+    sites = tuple(c.site for c in tried)
+    calling = tuple(dict.fromkeys(run.site for run, (calls, _), (_, s)
+                                  in zip(runs, counted, scaled, strict=True)
+                                  if calls or s.calls))
+    by = {name: calling if name == "reliability" else sites for name in SERVICE_ASPECTS}
+    return tuple(AspectScore(name, s.level, s.score, s.max, s.evidence, by[name], len(by[name]))
                  if ran or s.score is not None else
                  AspectScore(name, NOT_RUN, None, None,
                              NO_CHECKS if name != "reliability" else NO_BENCHMARKS, (), 0)

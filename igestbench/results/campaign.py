@@ -16,15 +16,26 @@ One JSON object, versioned like the result files::
      "unexpected": [{"file", "site", "target", "reason"}],   # not in campaign.toml
      "damaged": [{"file", "site", "where", "what", "reason"}],   # parts of files left out
      "replaced": [{"site", "target", "file", "parts", "newer_file", "newer_status",
-                   "newer_parts", "missing"}]}   # older complete runs the newer one hides
+                   "newer_parts", "missing",     # what an older run measured that no cell
+                   "shown"}],                    # shows (shown: the pieces shown instead)
+     "contributions": [{"site", "target", "kind", "file", "file_version", "sha256",
+                        "pieces": ["scale/soap", ...], "result": {...}}]}
+                                 # older runs that give a cell pieces its newest run lacks
 
 ``runs`` holds one entry per site x target x kind (the newest run of each kind: ``run`` for
 ``sv7 run``, ``swarm`` for ``sv7 swarm``) with the result document itself, so that a report
-needs nothing but this file. Sites and targets are named as the campaign names them; ``file``
+needs nothing but this file. A cell of kind ``run`` takes each piece (a part on an interface,
+:mod:`.pieces`) from the newest run that measured it: an older run that gives the cell a piece
+is in ``contributions`` with the pieces it gives, and its cell's ``runs`` entry says which
+pieces are the newest run's (``pieces``; absent in a cell of one run). The documents are the
+files' own, unchanged (their ``sha256`` still holds); :class:`Campaign` combines them in memory
+(:func:`.pieces.combine`), so the report reads a combined cell as one run.
+Sites and targets are named as the campaign names them; ``file``
 is the result file's base name (paths differ between machines and would make two merges of the
 same files differ). ``kind`` and ``damaged`` were added within version 1: a file without them
 has runs of kind ``run`` and nothing left out; so was ``checked``, the seal (:mod:`.seal`), and
-``replaced`` (a file without it names no hidden run: :func:`replaced_text`).
+``replaced`` (a file without it names no hidden run: :func:`replaced_text`) and
+``contributions`` (a file without it has cells of one run each, as merge made them before).
 
 A report must never fail on a campaign file: :func:`load_campaign` checks every embedded result
 as ``sv7 merge`` checked the files (:mod:`.loader`, :mod:`.contents`), so one edited or damaged
@@ -35,13 +46,14 @@ A file whose seal shows it is as merge wrote it, checked by the same code, is no
 
 from __future__ import annotations
 
+import datetime as dt
 import gzip
 import json
 import os
 import re
 import zlib
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from secrets import token_hex
@@ -51,7 +63,13 @@ from igestbench.errors import UsageError
 from igestbench.icat.endpoint import endpoint_of
 from igestbench.results.campaign_file import CampaignSite, CampaignTarget
 from igestbench.results.contents import Damage
-from igestbench.results.format import FORMAT_NAME, JSONObject, ResultFileError, json_type_name
+from igestbench.results.format import (
+    FORMAT_NAME,
+    JSONObject,
+    ResultFileError,
+    json_type_name,
+    parse_timestamp,
+)
 from igestbench.results.loader import (
     RESULT_REMEDY,
     ResultFile,
@@ -61,6 +79,7 @@ from igestbench.results.loader import (
     result_from_document,
     truncated,
 )
+from igestbench.results.pieces import Piece, combine, measured, piece_names, pieces_text
 from igestbench.results.seal import is_sealed, with_seal
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -85,8 +104,21 @@ _SECTIONS: Mapping[str, type] = {"campaign": dict, "runs": list, "history": list
 
 
 @dataclass(frozen=True)
+class Source:
+    """A run that gives a site x target cell pieces (:mod:`.pieces`): its file, when it
+    started (``run.started``), how it ended, and the pieces (``burst/soap``, ``verify``)."""
+
+    file: str
+    started: str
+    status: str
+    pieces: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class CampaignRun:
-    """The newest run of one site x target, and the result file it came from."""
+    """The counted run of one site x target, and the result file it came from; or, for a cell
+    combined from several runs, their pieces in one view (``result``) with the runs behind it
+    (``origins``, newest first: the file, version and run details are the newest's)."""
 
     site: str
     target: str
@@ -96,6 +128,22 @@ class CampaignRun:
     result: ResultFile
     #: ``run`` (sv7 run) or ``swarm`` (sv7 swarm): see ResultFile.kind
     kind: str = "run"
+    #: a combined cell: each run behind it as it is (newest first), and what each gives
+    origins: tuple[CampaignRun, ...] = ()
+    sources: tuple[Source, ...] = ()
+
+    @property
+    def behind(self) -> tuple[CampaignRun, ...]:
+        """The runs as they are in their files: those of a combined cell, else this one."""
+        return self.origins or (self,)
+
+    def origin(self, piece: str) -> CampaignRun:
+        """The run (as it is) that gave the cell ``piece`` (``burst/soap``): one of
+        :attr:`behind`; the newest for a piece no run gave."""
+        for run, source in zip(self.origins, self.sources, strict=False):
+            if piece in source.pieces:
+                return run
+        return self.behind[0]
 
     @cached_property
     def figures(self) -> tuple[SummaryRow, ...]:
@@ -241,10 +289,10 @@ def load_campaign(path: str | os.PathLike[str]) -> Campaign:
         raise ResultFileError(path, reason) from None
 
 
-def _run(index: int, entry: Any, trusted: bool = False) -> CampaignRun:
+def _run(index: int, entry: Any, trusted: bool = False, section: str = "runs") -> CampaignRun:
     """``runs[index]`` of a campaign file; ResultFileError saying what is wrong with it.
     ``trusted``: the file is sealed (seal.py): its result passed the checks at merge."""
-    where = f"runs[{index}]"
+    where = f"{section}[{index}]"
     if not isinstance(entry, dict):
         raise ResultFileError(where, f"is {json_type_name(entry)}, expected an object")
     for key, kind in (("site", str), ("target", str), ("file", str), ("file_version", int),
@@ -300,6 +348,7 @@ def _view(path: Path, doc: JSONObject, trusted: bool = False) -> Campaign:
         except UsageError as exc:
             raise ResultFileError(path, f"damaged campaign file (target {t.get('name')!r}: "
                                         f"{exc})") from None
+    runs = _combined(doc, runs, skipped, damaged, trusted)
     site_names = {s.name for s in sites}
     target_names = {str(t["name"]) for t in head["targets"]}
     placed = []
@@ -330,6 +379,96 @@ def _view(path: Path, doc: JSONObject, trusted: bool = False) -> Campaign:
     )
 
 
+def _pieces(entry: Any, where: str) -> tuple[Piece, ...] | None:
+    """The pieces a ``runs`` or ``contributions`` entry lists (None: it lists none)."""
+    listed = entry.get("pieces") if isinstance(entry, dict) else None
+    if listed is None:
+        return None
+    pieces = [Piece.parse(p) for p in listed] if isinstance(listed, list) else [None]
+    if None in pieces:
+        raise ResultFileError(where, f"pieces is not a list of pieces: {listed!r}")
+    return tuple(p for p in pieces if p is not None)
+
+
+def _combined(doc: JSONObject, runs: list[CampaignRun], skipped: list[Skipped],
+              damaged: list[Damaged], trusted: bool) -> list[CampaignRun]:
+    """``runs`` with each cell that ``contributions`` adds pieces to combined (:mod:`.pieces`);
+    a damaged contribution is skipped with its reason, as a damaged run is."""
+    listed = doc.get("contributions")
+    if not isinstance(listed, list) or not listed:
+        return runs
+    heads = {(r.site, r.target, r.kind): r for r in runs}
+    given: dict[tuple[str, str, str], list[tuple[CampaignRun, tuple[Piece, ...]]]] = {}
+    for i, entry in enumerate(listed):
+        where = f"contributions[{i}]"
+        try:
+            run = _run(i, entry, trusted, "contributions")
+            pieces = _pieces(entry, where)
+            if not pieces:
+                raise ResultFileError(where, "lists no pieces")
+            if (run.site, run.target, run.kind) not in heads:
+                raise ResultFileError(where, f"no counted run of {run.site} → {run.target}")
+        except ResultFileError as exc:
+            name = entry.get("file") if isinstance(entry, dict) else None
+            skipped.append(Skipped(name if isinstance(name, str) else where,
+                                   f"{where} of the campaign file: {exc.reason}"))
+            continue
+        given.setdefault((run.site, run.target, run.kind), []).append((run, pieces))
+        damaged += [Damaged(d.where, d.what, d.reason, run.file, run.site)
+                    for d in run.result.damages]
+    entries = {}
+    for e in doc["runs"]:
+        key = (e.get("site"), e.get("target"), e.get("kind", "run")) if isinstance(
+            e, dict) else None
+        if key is not None and all(isinstance(k, str) for k in key):  # a damaged one is not
+            entries[key] = e                                          # a run of the cells
+    out = []
+    for run in runs:
+        more = given.get((run.site, run.target, run.kind))
+        if not more:
+            out.append(run)
+            continue
+        try:
+            own = _pieces(entries.get((run.site, run.target, run.kind)), run.file)
+        except ResultFileError:
+            own = None
+        taken = {p for _, pieces in more for p in pieces}
+        if own is None:  # not listed (an edited file): what it measured that no other gives
+            own = tuple(p for p in measured(run.result.raw) if p not in taken)
+        sources = tuple(Source(r.file, str(r.result.raw["run"]["started"]), r.result.status,
+                               tuple(piece_names(pieces)))
+                        for r, pieces in [(run, own), *more])
+        document = combine(run.result.raw, [(r.result.raw, pieces) for r, pieces in more])
+        result = checked_result(document, run.file)
+        out.append(CampaignRun(run.site, run.target, run.file, run.file_version,
+                               replace(result, damages=run.result.damages), run.kind,
+                               origins=(run, *(r for r, _ in more)), sources=sources))
+    return out
+
+
+def combined_text(site: str, target: str, sources: Sequence[Source]) -> str:
+    """A cell combined from several runs, as ``sv7 merge`` prints it and the page's notices say
+    it: each run's pieces, its file and when it started (``sources``: the newest first)."""
+    said = []
+    for source in sorted(sources, key=lambda s: s.started):
+        pieces = pieces_text(p for p in map(Piece.parse, source.pieces) if p is not None)
+        ended = "" if source.status == "complete" else f", {source.status}"
+        said.append(f"{pieces or 'nothing'} from {source.file} "
+                    f"(started {_when(source.started)}{ended})")
+    return (f"{site} → {target}: combined from {len(sources)} runs, each part and interface "
+            f"from the newest run that measured it: {'; '.join(said)}")
+
+
+def _when(started: str) -> str:
+    """``2026-11-21T09:00:00.123Z`` → ``2026-11-21 09:00:00 UTC`` (to the second: the
+    pieces of a cell may well be run in one minute)."""
+    try:
+        moment = parse_timestamp(started)
+    except ValueError:
+        return started
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def _is_replaced(entry: Any) -> bool:
     """A ``replaced`` entry :func:`replaced_text` can say (a damaged one is left out)."""
     return isinstance(entry, dict) and all(
@@ -341,6 +480,19 @@ def _is_replaced(entry: Any) -> bool:
 def replaced_text(entry: Mapping[str, Any]) -> str:
     """An older run the page does not show, as ``sv7 merge`` prints it and the report's notices
     say it: what the newer run measured, what the older one did, how to see both."""
+    shown = entry.get("shown")
+    if isinstance(shown, list):  # merge that combines cells: a section shown whole
+        parts = ",".join(map(str, entry["parts"]))
+        hidden = pieces_text(p for p in map(Piece.parse, entry["missing"]) if p is not None)
+        seen = pieces_text(p for p in map(Piece.parse, shown) if p is not None)
+        interfaces = sorted({str(p).partition("/")[2] for p in [*entry["missing"], *shown]}
+                            - {""}, key=lambda i: i != "soap")
+        again = f" --interface {','.join(interfaces)}" if interfaces else ""
+        return (f"{entry['site']} → {entry['target']}: the page shows {seen} of the newer run "
+                f"({entry['newer_file']}); the older run ({entry['file']}) measured {hidden}, "
+                f"which the page does not show (a cell shows one run's {parts} section): "
+                f"measure them in one run (sv7 run --parts {parts}{again}), or merge without "
+                f"{entry['newer_file']}")
     newer = ", ".join(map(str, entry["newer_parts"])) or "nothing"
     if entry["newer_status"] == "complete":
         what = f"measured only {newer}"

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from igestbench.results.format import JSONObject, json_type_name
+from igestbench.results.format import JSONObject, json_type_name, summary_row_problem
 from igestbench.results.histograms import histogram_problem
 from igestbench.results.server_clock import source_problem
 
@@ -170,11 +170,12 @@ SAMPLE = Spec(dict, keys={
     # the client's own CPU the report charts (results/client_use.py)
     "client_capacity_percent": NUMBERS, "busiest_process_percent": NUMBERS, "dt_s": NUMBERS,
 })
-#: a row of the registry of figures (results/figures.py); the loader has typed its keys
+#: a row of the registry of figures (results/figures.py): its keys typed here, so that one bad
+#: row is left out, never the file (checked against the measurements in :func:`checked`)
 SUMMARY_ROW = Spec(dict, keys={
     "value": _number(nullable=True, minimum=None), "samples": COUNT,
     "clients": Spec(int, nullable=True, minimum=1),
-})
+}, check=summary_row_problem)
 OUTAGE = Spec(dict, keys={"start": TEXT, "end": OPTIONAL_TEXT, "errors": COUNTS_BY_CAUSE})
 
 SCORE = Spec(dict, keys={
@@ -308,6 +309,8 @@ def checked(doc: JSONObject) -> tuple[JSONObject, tuple[Damage, ...]]:
     parts named. The document given is not changed; an undamaged one is returned as it is."""
     damages: list[Damage] = []
     changes: dict[str, Any] = {}
+    #: (workload, interface, flavour, clients) of the entries left out: their rows go with them
+    left_out: set[tuple[Any, ...]] = set()
     for section, spec in LIST_SECTIONS.items():
         items = doc.get(section)
         if not isinstance(items, list):
@@ -319,9 +322,15 @@ def checked(doc: JSONObject) -> tuple[JSONObject, tuple[Damage, ...]]:
                 kept.append(item)
             else:
                 damages.append(Damage(f"{section}[{i}]", _describe(section, item), reason))
+                if section in ("benchmarks", "sweeps") and isinstance(item, Mapping):
+                    left_out.add(_entry_of(section, item))
         if len(kept) != len(items):
             changes[section] = kept
     out = {**doc, **changes} if changes else doc
+    kept_rows, disagreeing = _summary_against_measurements(out, left_out)
+    if kept_rows is not out.get("summary"):
+        damages += disagreeing
+        out = {**out, "summary": kept_rows}
     for path, specs in OBJECT_SECTIONS.items():
         parent, _, name = path.rpartition(".")
         holder = out.get(parent) if parent else out
@@ -338,6 +347,61 @@ def checked(doc: JSONObject) -> tuple[JSONObject, tuple[Damage, ...]]:
         else:
             out = {**out, name: repaired}
     return out, tuple(damages)
+
+
+def _entry_of(section: str, item: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What a benchmarks or sweeps entry's summary rows share: (workload, interface, flavour,
+    clients), as :class:`~igestbench.results.rows.SummaryRow` spells them."""
+    interface = item.get("interface") if isinstance(item.get("interface"), str) else "soap"
+    if section == "sweeps":
+        return ("sweep", interface, item.get("flavour"), None)
+    return (item.get("workload"), interface, item.get("flavour"), item.get("concurrency"))
+
+
+def _summary_against_measurements(
+    doc: JSONObject, left_out: set[tuple[Any, ...]]
+) -> tuple[Any, list[Damage]]:
+    """The file's ``summary`` rows that its measurements give, and a Damage for each other one:
+    a row whose entry is missing, or whose value differs from what its entry gives (a file
+    edited by hand, or damaged). A row of an entry ``left_out`` above goes with it, without a
+    second notice. The report shows the figures the measurements give
+    (:func:`igestbench.results.figures.summary_rows`); a row that only differs in how it is
+    written (a later version's words or marks) is not damage. The list itself when all stay."""
+    rows = doc.get("summary")
+    if not isinstance(rows, list) or not rows:
+        return rows, []
+    from igestbench.results.figures import compute_summary  # it reads loaded files: no cycle
+    from igestbench.results.rows import SummaryRow
+
+    given = {row.key: row for row in compute_summary(doc)}
+    kept: list[Any] = []
+    damages: list[Damage] = []
+    for i, item in enumerate(rows):
+        row = SummaryRow.from_dict(item) if isinstance(item, Mapping) else None
+        measured = given.get(row.key) if row is not None else None
+        if row is None:
+            kept.append(item)
+            continue
+        if measured is None and row.key[:4] in left_out:
+            continue  # its entry was left out, and said so
+        if measured is None:
+            reason = "no measurement in the file gives this figure: left out"
+        elif not _same_value(row.value, measured.value):
+            reason = (f"says {row.text}, its measurement gives {measured.text}: the "
+                      "measurement is shown")
+        else:
+            kept.append(item)
+            continue
+        damages.append(Damage(f"summary[{i}]", _describe("summary", item), reason))
+    return (rows if len(kept) == len(rows) else kept), damages
+
+
+def _same_value(written: float | None, measured: float | None) -> bool:
+    """Whether a summary row's value is its measurement's, within the rounding of a figure
+    written to 3 significant digits (a file's value may be rounded where the entry is not)."""
+    if written is None or measured is None:
+        return written is None and measured is None
+    return math.isclose(written, measured, rel_tol=5e-3, abs_tol=1e-9)
 
 
 def _bad_keys(section: Mapping[str, Any], specs: Mapping[str, Spec]

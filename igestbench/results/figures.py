@@ -334,8 +334,8 @@ def _stored(value: float | None) -> float | None:
 
 #: What :func:`benchmark_calls` counts, in words (the reliability score's evidence says it).
 BENCHMARK_CALLS = ("calls of the benchmark workloads, successful warm ones and failed ones (a "
-                   "createMany call is one call, whatever its batch); the scale part and load "
-                   "sweeps are not counted")
+                   "createMany call is one call, whatever its batch); load sweeps are not "
+                   "counted")
 
 
 def benchmark_calls(rows: Iterable[SummaryRow]) -> tuple[int, int]:
@@ -343,7 +343,8 @@ def benchmark_calls(rows: Iterable[SummaryRow]) -> tuple[int, int]:
     samples of its rate — the successful warm calls, never the Datafiles a batch makes — and the
     ``errors`` of each entry (failed calls and clients that stopped). The scale part's rows
     (its population rate's samples are Datafiles) and the sweeps' are not calls of a benchmark
-    workload: see :data:`BENCHMARK_CALLS`."""
+    workload: see :data:`BENCHMARK_CALLS`; the scale part's query calls are counted from its
+    section (``scale_rows.scale_calls``)."""
     workloads = {m.workload for m in MEASURES} | {IDS}
     calls = failed = 0
     for row in rows:
@@ -637,28 +638,27 @@ def compute_summary(doc: Mapping[str, Any]) -> list[SummaryRow]:
 
 
 def summary_rows(result: ResultFile | Mapping[str, Any]) -> list[SummaryRow]:
-    """The summary rows of a run: its file's own ``summary`` as written, or — for a file from
-    before the list existed, or one cut short before it was written — rows computed from its
-    entries by the same rules."""
+    """The summary rows of a run, computed from its measurements by the registry's rules —
+    what its file's ``summary`` holds when nothing edited it. The figures shown are always the
+    ones its entries give: a file's own rows are a copy for its readers (jq, a spreadsheet),
+    and one that disagrees with its entry, or has none, is named as damage where the file is
+    loaded (:mod:`.contents`) instead of shown (a row edited to 999 ms was shown as measured).
+    A file from before the list existed, or cut short before it was written, reads the same."""
     doc = result.raw if isinstance(result, ResultFile) else result
     cached = _READ.get(id(doc))
     if cached is not None and cached[0] is doc:  # the tables and every chart ask per run
         return list(cached[1])
-    stored = doc.get("summary")
-    if isinstance(stored, list) and (stored or not (doc.get("benchmarks") or doc.get("sweeps"))):
-        rows = [row for item in stored if isinstance(item, Mapping)
-                and (row := SummaryRow.from_dict(item)) is not None]
-        if doc.get("scale") and not any(row.workload == SCALE for row in rows):
-            # written before the scale part's figures were in the summary: the same rules
-            run = doc.get("run") if isinstance(doc.get("run"), Mapping) else {}
-            assert isinstance(run, Mapping)
-            rows += section_rows("scale", doc.get("scale"), run)
-    else:
-        rows = compute_summary(doc)
+    rows = compute_summary(doc)
+    remember(doc, rows)
+    return rows
+
+
+def remember(doc: Mapping[str, Any], rows: Sequence[SummaryRow]) -> None:
+    """Keep ``rows`` as the summary rows of ``doc`` (computed where it was loaded), keeping
+    the document too, so that its id cannot be reused."""
     if len(_READ) >= _READ_LIMIT:
         _READ.clear()
-    _READ[id(doc)] = (doc, tuple(rows))  # the document is kept: its id cannot be reused
-    return rows
+    _READ[id(doc)] = (doc, tuple(rows))
 
 
 #: The rows of the documents read lately, by the document's id (documents are not changed once

@@ -61,6 +61,8 @@ FORMAT_NAME = "igestbench-result"
 #     reads it; its headline figures in summary (workload "scale": per query x interface x role
 #     the p50 at the largest size and the growth, and the population rate; results/
 #     scale_rows.py) — a file whose summary lacks them reads them computed from its section.
+#     scale.sizes[].queries[].warmup_errors: the warm-up's failed calls, which the reliability
+#     score counts with the timed ones (scale_rows.scale_calls); a file without it does not say.
 #     cleanup.kept (issue 18): the run's own objects kept because something not the run's
 #     hangs below them.
 #     The ids part (issue 22): benchmarks[].interface "ids" with workload "ids", ops
@@ -95,6 +97,10 @@ STATUSES = ("complete", "partial", "interrupted", "failed")
 
 #: The values of ``checks[].outcome`` (pytest's, with "error" for a broken fixture).
 OUTCOMES = ("passed", "failed", "error", "skipped")
+
+#: The roles the scale part measures as (keys of its per-query figures): ICAT's root user, and
+#: an ordinary member of the run's Investigations.
+SCALE_ROLES = ("root", "member")
 
 #: A decoded JSON object, as the loader and writer pass it around.
 JSONObject = dict[str, Any]
@@ -167,27 +173,37 @@ _SUMMARY_RULES = tuple((key, kind, EXACT[kind], required, nullable)
                        for key, (kind, required, nullable) in SUMMARY_KEYS.items())
 
 
-def _check_summary(rows: list[Any]) -> str | None:
-    """What is wrong with the first bad row of ``summary`` (a message naming the key), or
-    None; the message reads after the list's own path."""
+def summary_row_problem(row: Any) -> str | None:
+    """What is wrong with one ``summary`` row (a message naming the key, to read after the
+    row's own path), or None. The loader leaves a bad row out (results/contents.py), never the
+    file: a row is a copy of what the file's measurements give (results/figures.py)."""
+    if not isinstance(row, dict):
+        return f"is {json_type_name(row)}, expected an object"
+    for key, kind, exact, required, nullable in _SUMMARY_RULES:
+        if key not in row:
+            if required:
+                return f"missing required key {key}"
+            continue
+        value = row[key]
+        if (value is None and nullable) or type(value) in exact:  # exact: the common case
+            continue
+        if not is_kind(value, kind):
+            return f"{key} is {json_type_name(value)}, expected {_JSON_NAMES[kind]}"
+    if row.get("interface") not in INTERFACES:
+        choices = ", ".join(INTERFACES)
+        return f"interface is {row.get('interface')!r}, not one of {choices}"
+    if row.get("bound") not in (None, "lower", "upper"):
+        return f"bound is {row.get('bound')!r}, not lower or upper"
+    return None
+
+
+def summary_problem(rows: list[Any]) -> str | None:
+    """What is wrong with the first bad row of ``summary``, after the list's own path: what
+    the writer must never write (the loader only leaves such a row out)."""
     for i, row in enumerate(rows):
-        if not isinstance(row, dict):
-            return f"[{i}] is {json_type_name(row)}, expected an object"
-        for key, kind, exact, required, nullable in _SUMMARY_RULES:
-            if key not in row:
-                if required:
-                    return f"[{i}]: missing required key {key}"
-                continue
-            value = row[key]
-            if (value is None and nullable) or type(value) in exact:  # exact: the common case
-                continue
-            if not is_kind(value, kind):
-                return f"[{i}].{key} is {json_type_name(value)}, expected {_JSON_NAMES[kind]}"
-        if row.get("interface") not in INTERFACES:
-            choices = ", ".join(INTERFACES)
-            return f"[{i}].interface is {row.get('interface')!r}, not one of {choices}"
-        if row.get("bound") not in (None, "lower", "upper"):
-            return f"[{i}].bound is {row.get('bound')!r}, not lower or upper"
+        reason = summary_row_problem(row)
+        if reason is not None:
+            return f"[{i}]: {reason}"
     return None
 
 
@@ -246,7 +262,7 @@ _V1 = (
     Field("probe", dict),
     Field("checks", list, items=dict),
     Field("scores", dict, nullable=True),
-    Field("summary", list, check=_check_summary),
+    Field("summary", list),
     Field("benchmarks", list, items=dict),
     Field("sweeps", list, items=dict),
     Field("samples", list, items=dict),
@@ -296,6 +312,7 @@ def _v2() -> tuple[Field, ...]:
         "scale": (
             Field("scale.version", int, required=True),
             Field("scale.sizes", list, required=True, items=dict),
+            Field("scale.sizes[].queries", list, items=dict),  # each size's, read by the page
             Field("scale.growth", list, items=dict),
             Field("scale.queries", dict),
             Field("scale.roles", dict),

@@ -4,12 +4,16 @@ Rules (issue 6):
 
 * a site x target cell is counted by its newest run of each kind (latest ``run.started``; ties
   broken by the finish time, the run id and finally the file's SHA-256, so the choice never
-  depends on the order of the files); older runs of the cell are kept as history, and an older
-  complete run that measured a part or interface the newer runs did not (``--parts scale``
-  after a full run; a newer run that failed) is named in ``replaced``: said by merge and on the
-  page, since its figures are not shown. The kinds
+  depends on the order of the files); older runs of the cell are kept as history. The kinds
   are ``run`` (``sv7 run``: checks, benchmarks, sweep) and ``swarm`` (``sv7 swarm``: a load
   sweep from many hosts): a swarm run stands beside the campaign run instead of replacing it;
+* a cell of kind ``run`` takes each piece — a part on an interface (:mod:`.pieces`) — from the
+  newest run (in the same order) that measured it: an older run that gives the cell pieces its
+  newer runs did not measure (``--parts scale`` after a tour, ``--interface soap`` after
+  ``rest``, a newer run that failed before its benchmarks) is listed in ``contributions`` with
+  them, and said by merge (:attr:`MergeOutcome.combined`) and on the page; a piece a newer run
+  measured again is history. A scale section is shown whole, from one run: an older run's scale
+  on an interface the shown one lacks is named in ``replaced``;
 * a file that cannot be read (corrupt, truncated, foreign, unknown version) is reported with its
   name and the loader's reason, and skipped; the same file given twice counts once;
 * a damaged part of a readable file (an HdrHistogram that does not decode, a sweep step of the
@@ -43,11 +47,19 @@ from igestbench import __version__
 from igestbench.errors import UsageError
 from igestbench.icat.endpoint import endpoint_of
 from igestbench.options import PARTS
-from igestbench.results.campaign import CAMPAIGN_FORMAT, CAMPAIGN_VERSION, Skipped, replaced_text
+from igestbench.results.campaign import (
+    CAMPAIGN_FORMAT,
+    CAMPAIGN_VERSION,
+    Skipped,
+    Source,
+    combined_text,
+    replaced_text,
+)
 from igestbench.results.campaign_file import CampaignConfig, CampaignSite, CampaignTarget
 from igestbench.results.contents import Damage
 from igestbench.results.format import BUILT_IN_TARGET, JSONObject, ResultFileError
 from igestbench.results.loader import MAX_DOCUMENT_BYTES, ResultFile, load_result
+from igestbench.results.pieces import Piece, assign, measured, piece_names
 
 _DEFAULT_PORTS = {"https": 443, "http": 80}
 
@@ -101,6 +113,8 @@ class MergeOutcome:
     damaged: tuple[str, ...] = ()
     #: One line per older complete run whose figures the newer run of its cell does not cover.
     replaced: tuple[str, ...] = ()
+    #: One line per site x target whose pieces come from more than one run, and from which.
+    combined: tuple[str, ...] = ()
 
 
 def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | None = None,
@@ -143,13 +157,28 @@ def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | No
     runs: list[JSONObject] = []
     history: list[JSONObject] = []
     replaced: list[JSONObject] = []
+    contributions: list[JSONObject] = []
+    combined: list[str] = []
     for (site, target, kind), items in sorted(cells.items()):
-        newest, *older = sorted(items, key=lambda f: f.order, reverse=True)
+        newest, *older = ordered = sorted(items, key=lambda f: f.order, reverse=True)
+        shares = (assign([measured(f.result.raw) for f in ordered]) if kind == "run"
+                  else [(frozenset(), frozenset())] * len(ordered))
+        more = [(f, taken) for f, (taken, _) in zip(older, shares[1:], strict=True) if taken]
         runs.append({"site": site, "target": target, "kind": kind,
                      "file": newest.result.path.name, "file_version": newest.result.version,
-                     "sha256": newest.sha256, "result": newest.result.raw})
+                     "sha256": newest.sha256,
+                     # only in a combined cell: a cell of one run is written as before
+                     **({"pieces": piece_names(shares[0][0])} if more else {}),
+                     "result": newest.result.raw})
+        contributions.extend({"site": site, "target": target, "kind": kind,
+                              "file": f.result.path.name, "file_version": f.result.version,
+                              "sha256": f.sha256, "pieces": piece_names(taken),
+                              "result": f.result.raw} for f, taken in more)
+        if more:
+            combined.append(combined_text(site, target, [
+                _source(f, taken) for f, taken in [(newest, shares[0][0]), *more]]))
         history.extend(_history(site, target, item) for item in older)
-        replaced.extend(_replaced(site, target, newest, older))
+        replaced.extend(_hidden(site, target, ordered, shares))
     damaged = sorted(({"file": f.result.path.name, "site": f.result.site, **d.to_dict()}
                       for f in files for d in f.result.damages),
                      key=lambda d: (d["file"], d["where"]))
@@ -167,12 +196,13 @@ def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | No
         "damaged": damaged,
         # only when there is one: a merge that hides nothing writes the file it wrote before
         **({"replaced": replaced} if replaced else {}),
+        **({"contributions": contributions} if contributions else {}),
     }
     lines = tuple(f"{u['file']}: {u['reason']} (site {u['site']}, target {u['target']})"
                   for u in unexpected)
     return MergeOutcome(document, ordered_skips, lines,
                         tuple(f"{d['file']}: {damage_text(d)}" for d in damaged),
-                        tuple(replaced_text(r) for r in replaced))
+                        tuple(replaced_text(r) for r in replaced), tuple(combined))
 
 
 def damage_text(damage: Mapping[str, str]) -> str:
@@ -257,49 +287,30 @@ def _history(site: str, target: str, item: _Loaded) -> dict[str, Any]:
             "total": sum(o != "skipped" for o in outcomes)}
 
 
-def _measured(item: _Loaded) -> tuple[set[str], set[str] | None]:
-    """The parts and interfaces a run measured: none unless it completed (a failed or
-    interrupted run did not measure all it was asked to); interfaces None when the file is older
-    than ``run.interfaces``."""
-    run = item.result.raw["run"]
-    if item.result.status != "complete":
-        return set(), set()
-    interfaces = run.get("interfaces")
-    return (set(run.get("parts") or ()),
-            set(interfaces) if isinstance(interfaces, list) else None)
+def _source(item: _Loaded, pieces: frozenset[Piece]) -> Source:
+    return Source(item.result.path.name, item.result.raw["run"]["started"], item.result.status,
+                  tuple(piece_names(pieces)))
 
 
-def _covers(newer: _Loaded, older: _Loaded) -> bool:
-    """Whether ``newer`` measured every part and interface ``older`` measured."""
-    parts, interfaces = _measured(newer)
-    old_parts, old_interfaces = _measured(older)
-    return old_parts <= parts and (interfaces is None or old_interfaces is None
-                                   or old_interfaces <= interfaces)
-
-
-def _replaced(site: str, target: str, newest: _Loaded, older: list[_Loaded]) -> list[JSONObject]:
-    """The older complete runs of a cell whose figures the page no longer shows, because no run
-    after them measured all they did (a partial newer run, ``--parts scale``, or one that failed:
-    finding 4 of the third tryout). Merge keeps one run per cell; this says what that costs."""
-    if newest.result.kind != "run":
-        return []
+def _hidden(site: str, target: str, ordered: list[_Loaded],
+            shares: list[tuple[frozenset[Piece], frozenset[Piece]]]) -> list[JSONObject]:
+    """The pieces older runs measured that the cell does not show (a scale section of one
+    interface behind a newer one of the other: :data:`.pieces.WHOLE`), named so that merge and
+    the page say what the campaign leaves out. A piece a newer run measured too is history."""
     lost = []
-    newer_ones = [newest]
-    for item in older:  # newest first
-        if item.result.status == "complete" and not any(_covers(n, item) for n in newer_ones):
-            parts, interfaces = _measured(newest)  # nothing when it did not complete
-            old_parts, old_interfaces = _measured(item)
-            missing = [p for p in PARTS if p in old_parts - parts]
-            if interfaces is not None and old_interfaces is not None:
-                missing += sorted(old_interfaces - interfaces)
-            lost.append({"site": site, "target": target, "file": item.result.path.name,
-                         "parts": sorted(old_parts, key=_part_order),
-                         "newer_file": newest.result.path.name,
-                         "newer_status": newest.result.status,
-                         "newer_parts": sorted(newest.result.raw["run"].get("parts") or (),
-                                               key=_part_order),
-                         "missing": missing})
-        newer_ones.append(item)
+    for item, (_, hidden) in zip(ordered, shares, strict=True):
+        if not hidden:
+            continue
+        parts = {p.part for p in hidden}
+        shown = next(f for f, (taken, _) in zip(ordered, shares, strict=True)
+                     if any(p.part in parts for p in taken))
+        shown_pieces = [p for p in shares[ordered.index(shown)][0] if p.part in parts]
+        lost.append({"site": site, "target": target, "file": item.result.path.name,
+                     "parts": sorted(parts, key=_part_order),
+                     "newer_file": shown.result.path.name,
+                     "newer_status": shown.result.status,
+                     "newer_parts": sorted(parts, key=_part_order),
+                     "missing": piece_names(hidden), "shown": piece_names(shown_pieces)})
     return lost
 
 

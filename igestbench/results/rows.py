@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from igestbench.results.formatting import BOUNDS
+from igestbench.results.pieces import row_piece
 
 if TYPE_CHECKING:
     from igestbench.results.campaign import CampaignRun
@@ -117,7 +118,9 @@ def summary_csv_cells(run: CampaignRun, row: SummaryRow) -> list[Any]:
     an absent value empty."""
     data = row.to_dict()
     data["marks"] = " ".join(row.marks)
-    return [run.site, run.target, run.result.run_id, *(data[f] for f in SUMMARY_FIELDS)]
+    # a combined cell's figure names the run that measured it (results/pieces.py)
+    origin = run.origin(str(row_piece(data)))
+    return [run.site, run.target, origin.result.run_id, *(data[f] for f in SUMMARY_FIELDS)]
 
 
 @dataclass

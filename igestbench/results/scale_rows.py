@@ -14,6 +14,7 @@ of each. ``clients`` is 1 (each role asks with one client, the two taking turns)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from igestbench.results.figures import GROWTH, P50, POPULATION_RATE, SCALE, figure
@@ -101,7 +102,8 @@ def _latest_p50(sizes: Sequence[Mapping[str, Any]],
     """Per query x interface x role, its p50 at the largest size it was measured at."""
     latest: dict[tuple[str, str, str], tuple[int, Mapping[str, Any]]] = {}
     for entry in sizes:
-        for q in entry.get("queries") or ():
+        queries = entry.get("queries")
+        for q in queries if isinstance(queries, list) else ():  # untyped in the format
             if isinstance(q, Mapping):
                 key = (_text(q.get("query")), _text(q.get("interface")), _text(q.get("role")))
                 latest[key] = (entry["size"], q)
@@ -118,3 +120,50 @@ def _latest_p50(sizes: Sequence[Mapping[str, Any]],
         rows.append(_row(interface, str(flavours.get(interface, "")), metric(query, role, P50),
                          _number(q.get("p50_ms")), figure(SCALE, P50).unit, n, note, failed))
     return rows
+
+
+#: What :func:`scale_calls` counts, in words (the reliability score's evidence says it).
+SCALE_CALLS = ("the scale part's query calls, successful timed ones and failed ones (its "
+               "warm-up's included); the createMany calls that grow its tree are not counted")
+
+
+@dataclass(frozen=True)
+class ScaleCalls:
+    """The scale part's query calls of one run, as the reliability score counts them."""
+
+    calls: int = 0
+    failed: int = 0
+    #: each query x interface x role with a failed call, over every size: ``name (member,
+    #: soap): 22 of 22 failed``
+    failing: tuple[str, ...] = ()
+
+
+def _failed_calls(q: Mapping[str, Any]) -> int:
+    """A query entry's failed calls: its ``errors`` (timed) and ``warmup_errors`` (a file
+    written before it recorded them: none); a timed call neither successful nor in ``errors``
+    (never written so) counts as failed too."""
+    def total(key: str) -> int:
+        counts = q.get(key)
+        return sum(_count(n) for n in counts.values()) if isinstance(counts, Mapping) else 0
+
+    timed = max(total("errors"), _count(q.get("calls")) - _count(q.get("n")))
+    return timed + total("warmup_errors")
+
+
+def scale_calls(section: Any) -> ScaleCalls:
+    """The calls of a run's ``scale`` section (any value: a run without one made none): per
+    size, query, interface and role its successful timed calls (``n``) and its failed ones."""
+    if not isinstance(section, Mapping):
+        return ScaleCalls()
+    tally: dict[tuple[str, str, str], list[int]] = {}
+    for size in section.get("sizes") or ():
+        for q in (size.get("queries") or ()) if isinstance(size, Mapping) else ():
+            if isinstance(q, Mapping):
+                key = (_text(q.get("query")), _text(q.get("interface")), _text(q.get("role")))
+                counted = tally.setdefault(key, [0, 0])
+                counted[0] += _count(q.get("n"))
+                counted[1] += _failed_calls(q)
+    failing = tuple(f"{query} ({role}, {interface}): {failed:,} of {ok + failed:,} failed"
+                    for (query, interface, role), (ok, failed) in tally.items() if failed)
+    return ScaleCalls(sum(ok + failed for ok, failed in tally.values()),
+                      sum(failed for _, failed in tally.values()), failing)

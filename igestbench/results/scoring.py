@@ -153,13 +153,25 @@ def score_checks(passed: int, run: int) -> Score:
     return Score(level, points, 4, f"{passed:,} of {run:,} checks passed")
 
 
-def score_reliability(errors: int, calls: int, counted: str = "") -> Score:
+#: What failed, named in the reliability score's evidence: at most this many (a query that
+#: fails for every role and interface at every site would fill the page's column).
+_NAMED = 5
+
+
+def score_reliability(errors: int, calls: int, counted: str = "",
+                      failing: Sequence[str] = ()) -> Score:
     """2 when the benchmarks' calls all succeeded, 1 under 1 % errors, 0 above; ``counted``
-    says what a call is (the registry's words: results/figures.py ``BENCHMARK_CALLS``)."""
+    says what a call is (the registry's words: results/figures.py ``BENCHMARK_CALLS``, and
+    results/scale_rows.py ``SCALE_CALLS``), ``failing`` names what failed where the evidence
+    has no other place to say it (the scale part's queries)."""
     if not calls:
         return Score("unknown", None, 2, "no benchmark calls were made")
     share = errors / calls
     points = 2 if errors == 0 else 1 if share < 0.01 else 0
     level = {2: "no errors", 1: "under 1 % errors", 0: "errors"}[points]
+    more = len(failing) - _NAMED
+    named = (f"; failed: {', '.join(failing[:_NAMED])}" + (f" (+{more} more)" if more > 0 else "")
+             if failing else "")
     return Score(level, points, 2, f"{errors:,} failed of {calls:,} benchmark calls "
-                                   f"({100 * share:.2g} %)" + (f" — {counted}" if counted else ""))
+                                   f"({100 * share:.2g} %){named}"
+                                   + (f" — {counted}" if counted else ""))

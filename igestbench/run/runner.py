@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,9 +131,12 @@ def _target(config: RunConfig) -> Iterator[Target]:
 
 
 class Runner:
-    def __init__(self, config: RunConfig, progress: Progress | None = None) -> None:
+    def __init__(self, config: RunConfig, progress: Progress | None = None,
+                 terminal_notes: Callable[[], list[str]] = list) -> None:
         self.config = config
         self.progress = progress or Progress()
+        #: what the file says of a terminal that went away (closed_streams.py): asked last
+        self.terminal_notes = terminal_notes
         self.tag = RunTag.new(config.site)
         self.summary: list[str] = []
         self.benchmarks: list[dict[str, Any]] = []
@@ -287,6 +290,8 @@ class Runner:
                     if status == "interrupted":
                         cleaned = "cleaned up" if not self.journal.kept else "tried to clean up"
                         note = f"interrupted ({stop.name}); {cleaned} what was created"
+                        writer.append("notes", note)
+                    for note in self.terminal_notes():
                         writer.append("notes", note)
                     path = writer.finish(status)
                 except ResultFileError as exc:

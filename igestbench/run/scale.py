@@ -98,14 +98,24 @@ def _user_id(catalogue: Catalogue, user_name: str) -> int | None:
 
 
 class _Tally:
-    """The timed calls of one query by one role: latency of the good ones, errors, rows."""
+    """The calls of one query by one role: latency of the good timed ones, errors, rows; and
+    the warm-up's failed calls, which are failed calls too (the reliability score counts
+    them, as it counts a benchmark's failed cold calls)."""
 
     def __init__(self, calls: int) -> None:
         self.calls = calls
         self.durations: list[int] = []
         self.errors: dict[str, int] = {}
+        self.warmup_errors: dict[str, int] = {}
         self.rows: list[int] = []
         self.last_error = ""
+
+    def failed(self, exc: Exception, timed: bool) -> None:
+        counts = self.errors if timed else self.warmup_errors
+        name = type(exc).__name__
+        counts[name] = counts.get(name, 0) + 1
+        if timed:
+            self.last_error = str(exc)
 
     def entry(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"n": len(self.durations), "calls": self.calls}
@@ -121,6 +131,8 @@ class _Tally:
         if self.errors:
             entry["errors"] = self.errors
             entry["error"] = self.last_error
+        if self.warmup_errors:
+            entry["warmup_errors"] = self.warmup_errors
         return entry
 
 
@@ -141,10 +153,7 @@ def measure_query(
             try:
                 found = ask(client, call)
             except (IcatError, WrongResult) as exc:
-                if turn >= warmup:
-                    name = type(exc).__name__
-                    tally.errors[name] = tally.errors.get(name, 0) + 1
-                    tally.last_error = str(exc)
+                tally.failed(exc, timed=turn >= warmup)
                 continue
             elapsed = time.perf_counter_ns() - started
             if turn >= warmup:

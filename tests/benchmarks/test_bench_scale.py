@@ -24,6 +24,11 @@ prints each server's CPU time per call — the real one's HTTP listener and data
 measured for 5 s before — which a busy machine distorts far less than wall times; and the
 p50s and CPU times again with the servers taking turns of TURN calls, each answering as alone
 (call by call, each server's caches are emptied by the other's work: see paired_p50).
+When both servers have a User row ``simple/reader`` (password ``reader``), the member's calls
+are timed too, in turns of TURN, beside root's; with ``SV7_BENCH_REAL_MEMBERSHIP=1`` the real
+tree gets the same membership rules as the local one (which compares the two servers' costs of
+ICAT's rules only where the real server grants its non-root users nothing broader: the test
+prints what the member reads through).
 With ``SV7_BENCH_BEFORE=DIR`` (a checkout of other code, e.g. main) a third catalogue is
 served from it and grown alike, and takes its turn in every round: the change and the code
 before it, side by side in one run. With ``SV7_BENCH_BEFORE`` but no real ICAT, the two local
@@ -256,7 +261,9 @@ class Grown:
     """A catalogue with the scale part's tree, grown size after size."""
 
     def __init__(self, url: str, root_password: str, facility: str, local: bool,
-                 batch: int = BATCH) -> None:  # fmt: skip
+                 batch: int = BATCH, membership: bool | None = None) -> None:  # fmt: skip
+        """``membership``: add ICAT's membership rules, restricted to the tree (by default on
+        the local catalogue only: a real ICAT's own rules decide there)."""
         self.url, self.batch = url, batch
         self.root = _login(url, "root", root_password)
         self.journal = Journal(facility=facility)
@@ -264,7 +271,7 @@ class Grown:
         self.tree = ScaleTree(self.root, self.journal, facility, TreeShape(batch=batch),
                               member_user_id=int(found[0]) if found else None)  # fmt: skip
         self.tree.found()
-        if local:  # a real ICAT's own rules decide (its reader reads everything there)
+        if local if membership is None else membership:
             add_membership_rules(self.root, self.journal, facility)
         self.member = _login(url, "reader", "reader") if found else None
         self.rates: list[float] = []
@@ -397,7 +404,14 @@ def _side_by_side(locals_: list[tuple[str, psutil.Process]],
     # named as a run's Facilities are: cleanup removes nothing else (workloads/run_tag.py)
     tag = RunTag.new("bench").name
     # createMany of 1,000 on all: of 10,000 a real ICAT takes over a minute on a busy machine
-    real = Grown(url, password, f"sv7-bench-{tag}-scale", local=False, batch=1000)
+    # SV7_BENCH_REAL_MEMBERSHIP=1: the member reads the real tree through the same membership
+    # rules as the local one (which measures ICAT's rules only where the real server grants its
+    # non-root users nothing broader: a rule per entity for everyone reads every row as root does)
+    membership = os.environ.get("SV7_BENCH_REAL_MEMBERSHIP") == "1"
+    real = Grown(url, password, f"sv7-bench-{tag}-scale", local=False, batch=1000,
+                 membership=membership)  # fmt: skip
+    with capsys.disabled():
+        print(f"\nthe member on the real ICAT: {_real_member_rules(real, membership)}")
     grown = [real]
     try:
         for i, (local_url, _) in enumerate(locals_):
@@ -407,6 +421,19 @@ def _side_by_side(locals_: list[tuple[str, psutil.Process]],
     finally:
         for side in grown:
             side.remove()
+
+
+def _real_member_rules(real: Grown, membership: bool) -> str:
+    """What the real server's member (simple/reader) reads the tree through, in words."""
+    if real.member is None:
+        return "none (no User row simple/reader): root only"
+    rules = real.root.search("SELECT r.what FROM Rule r WHERE r.grouping IS NULL "
+                             "AND r.crudFlags LIKE '%R%'")  # fmt: skip
+    public = sorted(str(w) for w in rules if " " not in str(w).strip())
+    broad = (f"; but {len(public)} READ rule(s) for everyone of a whole entity (e.g. "
+             f"{', '.join(public[:3])}) let it read every row as root does" if public else "")
+    own = "the membership rules, as on the local catalogue" if membership else "its own rules"
+    return f"simple/reader, an InvestigationUser of the tree, through {own}{broad}"
 
 
 def _lean(side: Grown) -> Send:
@@ -427,6 +454,13 @@ def _compare(grown: list[Grown], servers: list[list[psutil.Process]] | None,
         rates = [side.grow_to(size) for side in grown]
         wires = [Wire(side.url, soap_login(side.url, "root", password if i == 0 else "root"))
                  for i, side in enumerate(grown)]
+        # the member of the real and the local tree (simple/reader on both), when both have one
+        members = [Wire(side.url, soap_login(side.url, "reader", "reader"))
+                   for side in grown[:2] if side.member is not None]  # fmt: skip
+        if len(members) < 2:
+            for lone in members:
+                lone.close()
+            members = []
         try:
             trees: list[tuple[Send, ScaleTree]] = [
                 (wire, side.tree) for wire, side in zip(wires, grown, strict=True)]
@@ -442,9 +476,15 @@ def _compare(grown: list[Grown], servers: list[list[psutil.Process]] | None,
                 turns, turns_cpu = paired_p50(q, trees, calls=2 * TURN, warmup=0, turn=TURN,
                                               servers=servers, idle=idle)
                 lean, _ = paired_p50(q, [(_lean(side), side.tree) for side in grown[:2]])
-                figures[q.name] = (wire, cpu, lean, turns, turns_cpu)
+                member: tuple[list[float], list[float | None]] | None = None
+                if members:  # as the scale part asks: the member's calls right after root's
+                    member = paired_p50(
+                        q, [(m, side.tree) for m, side in zip(members, grown, strict=False)],
+                        calls=2 * TURN, warmup=TURN, turn=TURN, servers=(servers or [])[:2]
+                        or None, idle=(idle or [])[:2] or None)  # fmt: skip
+                figures[q.name] = (wire, cpu, lean, turns, turns_cpu, member)
         finally:
-            for wire_of_side in wires:
+            for wire_of_side in (*wires, *members):
                 wire_of_side.close()
         with capsys.disabled():
             loadavg = " ".join(Path("/proc/loadavg").read_text().split()[:3])
@@ -465,7 +505,7 @@ def _compare(grown: list[Grown], servers: list[list[psutil.Process]] | None,
                   f"{'lean client: real':>17} {'local':>8} {'real/local':>10}   "
                   f"{f'wire, turns of {TURN}: real':>24} {'local':>8} {'real/local':>10}   "
                   f"{'CPU: real':>9} {'local':>7} {'real/local':>10}")
-            for name, (wire, cpu, lean, turns, turns_cpu) in figures.items():
+            for name, (wire, cpu, lean, turns, turns_cpu, _) in figures.items():
                 wr, wl = wire[0], wire[1]
                 cr, cl = cpu[0], cpu[1]
                 before_text = (f" {wire[2]:8.2f} {wr / wire[2]:10.1f}x" if len(wire) > 2
@@ -478,6 +518,18 @@ def _compare(grown: list[Grown], servers: list[list[psutil.Process]] | None,
                       f"{cpu_text}   {lean[0]:17.2f} {lean[1]:8.2f} {lean[0] / lean[1]:9.1f}x   "
                       f"{turns[0]:24.2f} {turns[1]:8.2f} {turns[0] / turns[1]:9.1f}x   "
                       f"{turns_cpu_text}")
+            if members:
+                print(f"  as the member (simple/reader), in turns of {TURN} (real, local): "
+                      "wire p50 ms real / local (real/local), server CPU per call ms real / "
+                      "local (real/local); the member / root ratio of each server's wire p50")
+                for name, (_, _, _, turns, _, member) in figures.items():
+                    assert member is not None
+                    (mr, ml), (cr, cl) = member
+                    cpu_text = (f"CPU {cr:7.2f} / {cl:6.2f} ({cr / cl:5.1f}x)" if cr is not None
+                                and cl else "CPU —")  # fmt: skip
+                    print(f"  {name:17} wire {mr:8.2f} / {ml:6.2f} ({mr / ml:5.1f}x)   {cpu_text}"
+                          f"   member/root: real {mr / turns[0]:5.2f}x, local "
+                          f"{ml / turns[1]:5.2f}x")
 
 
 @pytest.mark.skipif("SV7_BENCH_BEFORE" not in os.environ or "SV7_BENCH_REAL_ICAT" in os.environ,
