@@ -234,7 +234,9 @@ def test_a_report_on_a_full_disk_is_one_line_and_leaves_no_cut_page(
         assert main(["report", str(campaign.path), "-o", str(page)]) == 1
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "No space left on device" in err, err
-        assert err.startswith(f"sv7 report: {page}: cannot write")
+        # the name, not the whole path: the scrubbing of known secrets may mask a part of it
+        # (a password "root" in /tmp/pytest-of-root/, after another test's login as root)
+        assert err.startswith("sv7 report: ") and f"/{page.name}: cannot write (" in err
         assert list(out.iterdir()) == []  # neither the cut page nor its temporary file
     # the page it could not write is bigger than the disk (else the test proves nothing)
     assert main(["report", str(campaign.path), "-o", str(tmp_path / "r.html")]) == 0
@@ -253,5 +255,6 @@ def test_a_report_where_no_folder_can_be_made_is_one_line(
     assert main(["report", str(campaign.path), "-o", str(page), "--csv",
                  str(tmp_path / "csv")]) == 1
     err = capsys.readouterr().err
-    assert err.startswith(f"sv7 report: {page}: cannot write (") and err.count("\n") == 1, err
+    assert err.startswith("sv7 report: ") and err.count("\n") == 1, err
+    assert f"/a-file/{page.name}: cannot write (" in err
     assert not (tmp_path / "csv").exists()
