@@ -109,7 +109,11 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_bad_options_get_one_clear_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
     cases = {
+        # a folder that cannot be made (below a file; /proc, /sys): was a traceback (tryout 4)
+        ("serve", "--ids-storage", str(tmp_path / "a-file" / "ids")):
+            "--ids-storage " + str(tmp_path / "a-file" / "ids") + ": cannot make the IDS's",
         ("serve", "--host", "192.0.2.1"): "binds to loopback only",
         ("serve", "--user", "alice"): "expected MECHANISM/NAME:PASSWORD",
         ("serve", "--users", str(tmp_path / "none.toml")): "cannot read the users file",

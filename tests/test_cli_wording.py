@@ -34,3 +34,17 @@ def _bound(clients: int) -> SummaryRow:
 def test_more_lines_alike_is_counted_in_words(rows: int, tail: str) -> None:
     (line,) = _mark_notes({"client-bound": [_bound(c) for c in range(1, rows + 1)]})
     assert line.endswith(tail), line
+
+
+def test_sv7_cleanup_groups_every_count_in_thousands() -> None:
+    """Tryout 4: `deleted 116,775 objects … 24250 of them not listed in the journal`."""
+    from igestbench.run.leftovers import _describe
+    from igestbench.workloads.ownership import CleanupReport
+
+    report = CleanupReport(deleted=116_775, already_gone=1_200, by_name=24_250,
+                           foreign=(("Datafile", 1),), kept=2_000, facilities=1,
+                           reasons=(("created by another account", 1),))
+    text = "\n".join(_describe(Path("j.jsonl"), "http://x/ICATService/ICAT", report, 3_000))
+    assert "deleted 116,775 objects" in text and "24,250 of them not listed" in text
+    assert "1,200 journaled objects" in text and "2,000 of the run's own" in text
+    assert "3,000 object(s) named after the run" in text

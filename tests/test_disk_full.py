@@ -215,3 +215,46 @@ def test_an_unwritable_out_is_a_usage_error_before_the_first_request(
     assert line.startswith("sv7 run: --out") and str(out) in line
     assert ("Read-only file system" in line or "Permission denied" in line
             or "not a directory" in line)  # fmt: skip
+
+
+# --- sv7 report: its page and CSV whole or not at all ----------------------------------------
+
+
+@needs_mount
+def test_a_report_on_a_full_disk_is_one_line_and_leaves_no_cut_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Tryout 4, finding 2: a traceback, and a page cut at 64 KiB left for a browser to show."""
+    from igestbench.cli import main
+    from tests.test_report import build_campaign
+
+    campaign = build_campaign(tmp_path)
+    with tmpfs(tmp_path / "out", "size=16k") as out:
+        page = out / "report.html"
+        assert main(["report", str(campaign.path), "-o", str(page)]) == 1
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "No space left on device" in err, err
+        # the name, not the whole path: the scrubbing of known secrets may mask a part of it
+        # (a password "root" in /tmp/pytest-of-root/, after another test's login as root)
+        assert err.startswith("sv7 report: ") and f"/{page.name}: cannot write (" in err
+        assert list(out.iterdir()) == []  # neither the cut page nor its temporary file
+    # the page it could not write is bigger than the disk (else the test proves nothing)
+    assert main(["report", str(campaign.path), "-o", str(tmp_path / "r.html")]) == 0
+    assert (tmp_path / "r.html").stat().st_size > 16 * 1024
+
+
+def test_a_report_where_no_folder_can_be_made_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from igestbench.cli import main
+    from tests.test_report import build_campaign
+
+    campaign = build_campaign(tmp_path)
+    (tmp_path / "a-file").write_text("x", encoding="utf-8")
+    page = tmp_path / "a-file" / "report.html"
+    assert main(["report", str(campaign.path), "-o", str(page), "--csv",
+                 str(tmp_path / "csv")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("sv7 report: ") and err.count("\n") == 1, err
+    assert f"/a-file/{page.name}: cannot write (" in err
+    assert not (tmp_path / "csv").exists()

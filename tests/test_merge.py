@@ -98,6 +98,21 @@ def test_bad_files_are_skipped_with_name_and_reason(tmp_path: Path) -> None:
                                               "reason": reasons["bad-foreign.json"]}
 
 
+@pytest.mark.parametrize("site", ["", "  "])
+def test_a_file_whose_site_has_no_name_is_skipped(tmp_path: Path, site: str) -> None:
+    """Tryout 4: an edited `"site": ""` was counted, a row without a name on the page (sv7 run
+    refuses such a --site)."""
+    good = write_result(tmp_path, "HZB", T2, checks=[check("a")])
+    doc = json.loads(good.read_text(encoding="utf-8"))
+    doc["run"]["site"] = site
+    nameless = tmp_path / "nameless.json"
+    nameless.write_text(json.dumps(doc), encoding="utf-8")
+    outcome = merge([good, nameless])
+    assert [(s.file, s.reason) for s in outcome.skipped] == [
+        ("nameless.json", f"run.site is {site!r}: a site needs a name")]
+    assert [r["file"] for r in outcome.document["runs"]] == [good.name]
+
+
 def test_every_supported_version_is_accepted() -> None:
     files = sorted(RESULTS.glob("v*/*.json"))
     assert [f.parent.name for f in files] == ["v1", "v2"]
@@ -182,6 +197,29 @@ def test_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert main(["merge", str(good), str(bad), "-o", str(out), "--strict"]) == 1
     assert "nothing written (--strict)" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_merge_that_counted_nothing_says_so_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Tryout 4: every file outside the campaign (a target URL mistyped in campaign.toml) gave
+    `campaign file: c.json (0 runs, 0 older, 0 skipped)` and exit 0."""
+    toml = tmp_path / "campaign.toml"
+    toml.write_text('[campaign]\nname = "nov"\nparts = ["verify"]\n'
+                    '[[site]]\nname = "HZB"\n[[target]]\nname = "Two"\n'
+                    'url = "https://typo.example/ICATService/ICAT"\n', encoding="utf-8")
+    good = write_result(tmp_path / "r", "HZB", T2, checks=[check("a")])
+    out = tmp_path / "campaign.json"
+    assert main(["merge", str(good), "--campaign", str(toml), "-o", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert "target not in the campaign" in captured.err
+    assert "(0 runs, 0 older, 0 skipped, 1 not in the campaign)" in captured.out
+    # one file in the campaign and one outside: counted, said, and not a failure
+    toml.write_text(toml.read_text(encoding="utf-8").replace("https://typo.example", T2.split(
+        "/ICATService")[0]), encoding="utf-8")
+    stray = write_result(tmp_path / "r", "DESY", T2, checks=[check("a")])
+    assert main(["merge", str(good), str(stray), "--campaign", str(toml), "-o", str(out)]) == 0
+    assert "(1 run, 0 older, 0 skipped, 1 not in the campaign)" in capsys.readouterr().out
 
 
 def test_a_gz_campaign_file_is_gzip_and_the_report_reads_it(tmp_path: Path) -> None:

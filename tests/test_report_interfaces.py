@@ -117,6 +117,29 @@ def test_the_page_markdown_and_csv_show_the_table(tmp_path: Path) -> None:
     assert [float(r["ops_per_s"]) for r in rest] == [pytest.approx(200.0)]
 
 
+def test_a_capped_sweep_is_a_bound_in_the_csv_as_on_the_page(tmp_path: Path) -> None:
+    """Tryout 4: interfaces.csv gave a capped sweep's cap (40.0) as its sustained rate, with
+    nothing to say it was a bound, while the page wrote "≥ 40.0 requests/s"."""
+    capped = {**sweep([10, 20, 40], 2.0), "sustained_rate": 40}
+    capped["steps"] = [{**step, "errors": {}} for step in capped["steps"]]
+    path = write_result(tmp_path, "A", U1, parts=("single-query", "sweep"),
+                        benchmarks=[over("rest", bench("single-query", "single-query/jpql", 1,
+                                                       [1.0], "rest"))],
+                        sweeps=[over("soap", capped)])
+    config = CampaignConfig(name="c", parts=("single-query", "sweep"), sites=(CampaignSite("A"),),
+                            targets=(CampaignTarget("T1", U1),))
+    dump_campaign(merge([path], config).document, tmp_path / "c.json")
+    report = build_report(load_campaign(tmp_path / "c.json"), charts=False)
+    written = {p.name: p for p in write_csv(report, tmp_path / "csv")}
+    rows = list(csv.DictReader(written["interfaces.csv"].read_text().splitlines()))
+    (row,) = [r for r in rows if r["operation"] == "load sweep: sustained rate" and r["ops_per_s"]]
+    assert float(row["ops_per_s"]) == 40.0
+    assert row["text"] == "≥ 40.0 requests/s" and "capped" in row["marks"].split()
+    assert row["text"] in render_html(report)
+    (lookup,) = [r for r in rows if r["operation"] == "single-result lookup" and r["ops_per_s"]]
+    assert lookup["text"] == "1,000 searches/s" and lookup["marks"] == ""
+
+
 def test_a_campaign_without_rest_has_no_table(tmp_path: Path) -> None:
     path = write_result(tmp_path, "A", U2, benchmarks=[bench("full-cycle", "full-cycle", 1, [1.0])])
     config = CampaignConfig(name="c", parts=("full-cycle",), sites=(CampaignSite("A"),),

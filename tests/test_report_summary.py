@@ -206,6 +206,22 @@ def test_one_call_is_shown_as_n_1_and_client_bound_is_a_mark_not_a_row_colour(
     assert "client-bound — the suite's own clients" in legend  # explained under the table
 
 
+def test_the_full_cycle_cell_carries_its_marks_as_every_figure(tmp_path: Path) -> None:
+    """The full-cycle cell of the benchmark table was written without the ⚠ the terminal and
+    the CSV give a client-bound full cycle (tryout 4, finding 3)."""
+    cycle = bench("full-cycle", "full-cycle", 1, [20.0, 30.0])
+    cycle["client_cpu"] = {"bound": True, "why": "workers at 97 % of their core"}
+    query = bench("single-query", "single-query/jpql", 1, [2.0, 3.0, 4.0])
+    f = write_result(tmp_path, "A", GOOD, checks=[check("x")], benchmarks=[cycle, query])
+    dump_campaign(merge([f]).document, tmp_path / "c.json")
+    page = render_html(build_report(load_campaign(tmp_path / "c.json"), charts=False))
+    table = page.split('<table class="benchmarks">')[1].split("</table>")[0]
+    (cell,) = re.findall(r'<td class="num"[^>]*><span class="fig">25\.0 ms</span>.*?</td>', table)
+    assert '<span class="bound">⚠</span>' in cell and 'title="client-bound' in cell
+    # the query's figures were not client-bound: no mark on them
+    assert table.count('<span class="bound">⚠</span>') == 1
+
+
 def test_the_trend_shows_performance_per_target_with_both_dates(tmp_path: Path) -> None:
     before = _campaign(tmp_path, "before", scale=2.0)
     now = _campaign(tmp_path, "now", scale=1.0, minutes=60 * 24 * 30)

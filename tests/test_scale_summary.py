@@ -123,3 +123,21 @@ def test_a_flat_line_that_fell_says_it_is_noise() -> None:
 
     assert _growth_text(row(-0.42, FELL)) == f"; flat (slope -0.42): {FELL}"
     assert _growth_text(row(0.05, MEANINGS["flat"])) == "; flat (slope 0.05)"
+
+
+def test_a_slope_is_written_alike_in_the_terminal_the_file_the_page_and_the_csv() -> None:
+    """Tryout 4: terminal `linear (slope 0.54)`, page `0.54 linear`, but summary.csv's text
+    (the registry's) `0.537 slope`."""
+    from igestbench.report.scale import GrowthCell
+    from igestbench.results.figures import compute_summary
+    from igestbench.run.summary import _growth_text
+
+    scale = section()
+    for g in scale["growth"]:
+        g["slope"] = 0.537
+    rows = {r.metric: r for r in compute_summary({"run": {}, "scale": scale})}
+    growth = rows[metric("name", "root", "growth")]
+    assert growth.value == 0.537  # the value keeps its digits; its text is the one rule's
+    assert growth.text == "0.54 slope"
+    assert "(slope 0.54)" in _growth_text(growth)
+    assert GrowthCell(0.537, "linear").text == "0.54 linear"

@@ -91,8 +91,11 @@ def cmd_merge(args: argparse.Namespace) -> int:
         damaged += f", {len(outcome.replaced)} older not shown: see above"
     if outcome.combined:  # cells made of several runs' pieces: each said above
         damaged += f", {len(outcome.combined)} combined from several runs: see above"
+    outside = f", {len(outcome.unexpected)} not in the campaign" if outcome.unexpected else ""
     print(
         f"campaign file: {args.output} ({runs} run{'' if runs == 1 else 's'}, "
-        f"{len(outcome.document['history'])} older, {len(outcome.skipped)} skipped{damaged})"
+        f"{len(outcome.document['history'])} older, {len(outcome.skipped)} skipped{outside}"
+        f"{damaged})"
     )
-    return EXIT_ERROR if outcome.skipped or outcome.damaged else EXIT_OK
+    # a campaign of no run (every file outside it: a mistyped URL in campaign.toml) is no success
+    return EXIT_ERROR if outcome.skipped or outcome.damaged or not runs else EXIT_OK

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from igestbench.commands.common import EXIT_OK, output_file
-from igestbench.errors import UsageError
+from igestbench.errors import Sv7Error, UsageError
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,6 +29,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def cmd_report(args: argparse.Namespace) -> int:
     from igestbench.report import build_report, render_html, render_markdown, write_csv
+    from igestbench.report.render import write_whole
     from igestbench.results.campaign import load_campaign
 
     output_file(args.output)
@@ -36,14 +37,21 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UsageError(f"--csv {args.csv}: exists and is not a directory")
     previous = load_campaign(args.previous) if args.previous else None
     report = build_report(load_campaign(args.campaign), previous)
-    written = [args.output]
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(render_html(report), encoding="utf-8")
-    if args.markdown:
-        written.append(args.output.with_suffix(".md"))
-        written[-1].write_text(render_markdown(report), encoding="utf-8")
-    if args.csv:
-        written += write_csv(report, args.csv)
+    written: list[Path] = []
+    target = args.output
+    try:  # each file whole or not at all; a full disk or a folder refused is one line
+        target.parent.mkdir(parents=True, exist_ok=True)
+        written.append(write_whole(target, render_html(report)))
+        if args.markdown:
+            target = args.output.with_suffix(".md")
+            written.append(write_whole(target, render_markdown(report)))
+        if args.csv:
+            target = args.csv
+            written += write_csv(report, args.csv)
+    except OSError as exc:
+        before = f"; complete: {', '.join(map(str, written))}" if written else ""
+        raise Sv7Error(f"{target}: cannot write ({exc.strerror or exc}); nothing was left "
+                       f"half-written{before}") from None
     for path in written:
         print(path)
     return EXIT_OK

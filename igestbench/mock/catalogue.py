@@ -228,7 +228,15 @@ class LocalCatalogue:
         self.workers = RequestWorkers()
         self.ids: LocalIds | None = None
         if self.config.ids and self.config.profile != "4.3":  # ids.server 2 pairs with ICAT 6
-            self.ids = LocalIds(self.service, self.config.ids_storage, self.config.ids_two_level)
+            try:
+                self.ids = LocalIds(self.service, self.config.ids_storage,
+                                    self.config.ids_two_level)
+            except BaseException:  # its storage refused: nothing of the catalogue stays open
+                self.sock.close()
+                self.store.close()
+                if self._tmp is not None:
+                    self._tmp.cleanup()
+                raise
 
     # --- addresses -----------------------------------------------------------------------
 

@@ -14,10 +14,13 @@ from __future__ import annotations
 import csv
 import dataclasses
 import functools
+import io
+import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from secrets import token_hex
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
@@ -154,12 +157,27 @@ def _safe(value: Any) -> Any:
     return "" if value is None else value
 
 
-def _write(path: Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as out:
-        writer = csv.writer(out)
-        writer.writerow(header)
-        writer.writerows([_safe(v) for v in row] for row in rows)
+def write_whole(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` whole or not at all: through a temporary file beside it,
+    renamed over ``path`` once written, so that a full disk or a stop leaves no cut page or
+    CSV behind (a browser shows a cut page without complaint) and an earlier file stays as it
+    was. :class:`OSError` as the system gave it."""
+    tmp = path.with_name(f".{path.name}.{token_hex(4)}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8", newline="")
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return path
+
+
+def _write(path: Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Path:
+    out = io.StringIO(newline="")
+    writer = csv.writer(out)
+    writer.writerow(header)
+    writer.writerows([_safe(v) for v in row] for row in rows)
+    return write_whole(path, out.getvalue())
 
 
 def _ids_csv(report: Report, m: Success, directory: Path) -> list[Path]:
@@ -219,9 +237,11 @@ def write_csv(report: Report, directory: Path) -> list[Path]:
     written.append(_write(
         directory / "interfaces.csv",
         ["target", "site", "operation", "unit", "interface", "flavour", "clients",
-         "ops_per_s", "p50_ms", "p99_ms", "failed"],
+         "ops_per_s", "p50_ms", "p99_ms", "failed", "text", "marks"],
+        # text and marks: a capped sweep's 40.0 is "≥ 40.0 requests/s", a bound, as on the page
         ([t.target, t.site, row.operation, row.unit, col.interface, col.flavour, col.clients,
-          cell.ops_per_s, cell.p50_ms, cell.p99_ms, cell.failed]
+          cell.ops_per_s, cell.p50_ms, cell.p99_ms, cell.failed,
+          cell.rate_text if cell.ops_per_s is not None else "", " ".join(cell.marks)]
          for t in report.interfaces for row in t.rows
          for col, cell in zip(t.columns, row.cells, strict=True)),
     ))

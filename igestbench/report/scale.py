@@ -22,6 +22,7 @@ from igestbench.report.series import Panel, Series
 from igestbench.results.campaign import Campaign, CampaignRun
 from igestbench.results.figures import MS, P50, SCALE, figure, format_number
 from igestbench.results.format import SCALE_ROLES
+from igestbench.results.formatting import format_slope
 
 INTERFACE_NAMES = {"soap": "SOAP", "rest": "REST"}
 ROLES = SCALE_ROLES
@@ -34,7 +35,7 @@ class GrowthCell:
 
     @property
     def text(self) -> str:
-        return "—" if self.slope is None else f"{self.slope:.2f} {self.word}"
+        return "—" if self.slope is None else f"{format_slope(self.slope)} {self.word}"
 
 
 @dataclass(frozen=True)

@@ -147,6 +147,12 @@ def _check_status(value: Any) -> str | None:
     return None if value in STATUSES else f"is {value!r}, not one of {', '.join(STATUSES)}"
 
 
+def _check_site(value: Any) -> str | None:
+    """A site is the name of a campaign's row: sv7 run refuses an empty one, so a file with
+    one was edited (its row would have no name)."""
+    return None if value.strip() else f"is {value!r}: a site needs a name"
+
+
 def _check_outcome(value: Any) -> str | None:
     return None if value in OUTCOMES else f"is {value!r}, not one of {', '.join(OUTCOMES)}"
 
@@ -235,7 +241,7 @@ _V1 = (
     Field("run", dict, required=True),
     Field("run.id", str),
     Field("run.tag", str),
-    Field("run.site", str, required=True),
+    Field("run.site", str, required=True, check=_check_site),
     Field("run.started", str, required=True, check=_check_timestamp),
     Field("run.finished", str, nullable=True, check=_check_timestamp),
     Field("run.status", str, check=_check_status),

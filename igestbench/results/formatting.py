@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["BOUNDS", "format_number", "format_value"]
+__all__ = ["BOUNDS", "format_number", "format_slope", "format_value"]
 
 #: How a bounded value is written: ``lower`` (at least: the sweep reached its cap with the
 #: objective met), ``upper`` (below: no step met it).
@@ -37,6 +37,12 @@ def format_number(value: float | None) -> str:
     return f"{value:.3g}"
 
 
+def format_slope(value: float) -> str:
+    """A growth slope (of log latency against log size): two decimals, ``0.54``, ``-0.02`` —
+    its words part at 0.2 and 0.5, so a third digit says nothing the fit can hold."""
+    return f"{value:.2f}"
+
+
 def format_value(value: float | None, unit: str, bound: str | None = None) -> str:
     """A figure with its unit: ``29.4 cycles/s``, ``4.10 ms``, ``≥ 40.0 requests/s`` (a lower
     bound), ``2 errors``; ``—`` alone when there is no value. Never a bare ``/s``: the unit
@@ -46,4 +52,6 @@ def format_value(value: float | None, unit: str, bound: str | None = None) -> st
     if unit in _COUNTS:
         n = round(value)
         return f"{n:,} {_COUNTS[unit] if n == 1 else unit}"
+    if unit == "slope":  # the terminal's and the page's growth words write it so too
+        return f"{format_slope(value)} {unit}"
     return f"{BOUNDS.get(bound or '', '')}{format_number(value)} {unit}"

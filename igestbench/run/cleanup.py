@@ -21,15 +21,17 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from igestbench.client import Catalogue, TransportFailure, connect
 from igestbench.client.server_clock import server_clock
+from igestbench.client.transport import TransportCause
 from igestbench.errors import Sv7Error
 from igestbench.icat.endpoint import endpoint_of
-from igestbench.icat.faults import IcatError
+from igestbench.icat.faults import IcatError, IcatInternal
 from igestbench.results.server_clock import CREATE_TIME, DATE_HEADER, LOCAL, clock_record
 from igestbench.workloads import CatalogueIdentity, Journal, RunTag
 from igestbench.workloads.clock_facility import NoCreateTime, clock_from_create
@@ -42,6 +44,12 @@ from igestbench.workloads.tree_delete import CleanupProgress
 
 if TYPE_CHECKING:
     from igestbench.run.runner import Target
+
+_T = TypeVar("_T")
+#: tries of a cleanup (its login, survey and deletes) when a connection is lost or an INTERNAL
+#: fault comes, a second apart: one dropped connection stopped the run as "unreachable"
+CLEAN_ATTEMPTS = 3
+RETRY_PAUSE_S = 1.0
 
 
 class RunJournal:
@@ -160,13 +168,28 @@ class RunJournal:
         """Remove what one group of workers created, right after it; mark the journal so."""
         if not self.started:
             return
-        catalogue = self._login(target)
-        try:
-            report = self._clean(catalogue, target)
-            if report.complete and not self.foreign:  # every root of the run went
-                Journal(self.path).mark_cleaned()  # no worker is running now
-        finally:
-            catalogue.close()
+        report = self._retrying(target, lambda catalogue: self._clean(catalogue, target))
+        if report.complete and not self.foreign:  # every root of the run went
+            Journal(self.path).mark_cleaned()  # no worker is running now
+
+    def _retrying(self, target: Target, work: Callable[[Catalogue], _T]) -> _T:
+        """``work`` with a fresh login, again (a second apart) when a connection was lost or
+        an INTERNAL fault came: a flaky server answers a few calls so, and one of them must not
+        stop the run nor leave its objects. Each try surveys anew, so nothing is counted or
+        deleted twice; a refusal, a timeout or a server gone fails at once, as before."""
+        for attempt in range(1, CLEAN_ATTEMPTS + 1):
+            try:
+                catalogue = self._login(target)
+                try:
+                    return work(catalogue)
+                finally:
+                    catalogue.close()
+            except (TransportFailure, IcatInternal) as exc:
+                flaky = isinstance(exc, IcatInternal) or exc.cause is TransportCause.CONNECTION
+                if not flaky or attempt == CLEAN_ATTEMPTS:
+                    raise
+                time.sleep(RETRY_PAUSE_S)
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
     def check_outcomes(self, errors: Iterable[str | None]) -> None:
         """Raise :class:`JournalWriteError` when a worker could not write the journal: the run
@@ -183,21 +206,16 @@ class RunJournal:
         section: dict[str, Any]
         if not self.started:
             return {"deleted": 0, "already_gone": 0, "left": 0, "journal": None}
-        try:
-            catalogue = self._login(target)
-        except Sv7Error as exc:
-            section = {"deleted": self.deleted, "already_gone": self.already_gone, "left": None,
-                       "error": str(exc)}  # fmt: skip
-            return self._keep(section)
-        try:
+        def clean_and_count(catalogue: Catalogue) -> int:
             self._clean(catalogue, target)
-            section = {"deleted": self.deleted, "already_gone": self.already_gone,
-                       "left": count_left(catalogue, self.tag)}  # fmt: skip
-        except (IcatError, TransportFailure) as exc:
+            return count_left(catalogue, self.tag)
+
+        try:
+            left = self._retrying(target, clean_and_count)
+            section = {"deleted": self.deleted, "already_gone": self.already_gone, "left": left}
+        except (IcatError, TransportFailure) as exc:  # login refused, server gone: kept, said
             section = {"deleted": self.deleted, "already_gone": self.already_gone, "left": None,
                        "error": str(exc)}  # fmt: skip
-        finally:
-            catalogue.close()
         self.lock.release()
         if self.files_deleted or self.files_left:
             section["files_deleted"] = self.files_deleted

@@ -146,7 +146,7 @@ def _clean_locked(
 def _describe(path: Path, url: str, report: CleanupReport, left: int) -> list[str]:
     lost = ""
     if report.by_name:
-        lost = (f", {report.by_name} of them not listed in the journal (created along with "
+        lost = (f", {report.by_name:,} of them not listed in the journal (created along with "
                 "another object, or by a create whose answer never came)")  # fmt: skip
     lines = [f"{path}: deleted {report.deleted:,} objects at {url} (below the run's "
              f"{report.facilities} Facility(ies){lost}); {report.already_gone:,} journaled "
@@ -157,14 +157,14 @@ def _describe(path: Path, url: str, report: CleanupReport, left: int) -> list[st
                      f"not the run's (not its tag): ignored: {shown}")  # fmt: skip
     if report.foreign:
         lines.append(
-            f"{path}: {len(report.foreign)} object(s) are not the run's "
+            f"{path}: {len(report.foreign):,} object(s) are not the run's "
             f"({report.describe_reasons()}); left alone: {report.describe_foreign()}"
         )
     if report.kept:
-        lines.append(f"{path}: {report.kept} of the run's own object(s) kept: something not "
+        lines.append(f"{path}: {report.kept:,} of the run's own object(s) kept: something not "
                      "the run's hangs below them, and a delete would take it along")  # fmt: skip
     if left:
-        lines.append(f"{path}: {left} object(s) named after the run are still there")
+        lines.append(f"{path}: {left:,} object(s) named after the run are still there")
     return lines
 
 

@@ -29,6 +29,7 @@ from igestbench.results.figures import (
     measures_of,
     summary_rows,
 )
+from igestbench.results.formatting import format_slope
 from igestbench.results.growth import FELL
 from igestbench.results.scale_rows import growth_of, query_of
 from igestbench.results.sweeps import interface_label, sweep_lines
@@ -199,7 +200,7 @@ def _growth_text(growth: SummaryRow | None) -> str:
     word, meaning = growth_of(growth.note)
     # a flat line that stayed flat needs no words; one that fell does (it is noise, not a gain)
     said = word != "flat" or meaning == FELL
-    return f"; {word} (slope {growth.value:.2f})" + (f": {meaning}" if said else "")
+    return f"; {word} (slope {format_slope(growth.value)})" + (f": {meaning}" if said else "")
 
 
 def end_summary(rows: Sequence[SummaryRow], sweeps: Sequence[Mapping[str, Any]],

@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from igestbench.errors import UsageError
 from igestbench.mock.http import BodySink, Request, Response
 from igestbench.mock.http_stream import Consumer, ThreadSink, ThreadStream
 from igestbench.mock.ids.front import CORS, IDS_PREFIX, OCTETS, Call, IdsFront, Params
@@ -42,10 +43,17 @@ class LocalIds:
             root = Path(self._tmp.name)
         else:
             root = Path(storage).expanduser()
-            root.mkdir(parents=True, exist_ok=True)
         self.root = root
-        self.storage = MainStorage(root)
-        self.service = IdsService(catalogue, self.storage, PreparedStore(root), two_level)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            self.storage = MainStorage(root)
+            prepared = PreparedStore(root)
+        except OSError as exc:  # below a file, /proc, a read-only disk: one line, no traceback
+            if self._tmp is not None:
+                self._tmp.cleanup()
+            raise UsageError(f"--ids-storage {storage}: cannot make the IDS's folders there "
+                             f"({exc.strerror or exc}: {exc.filename})") from None
+        self.service = IdsService(catalogue, self.storage, prepared, two_level)
         self.front = IdsFront(self.service, self._download)
         self.io = ThreadPoolExecutor(IO_THREADS, thread_name_prefix="sv7-ids-io")
         self._loop: asyncio.AbstractEventLoop | None = None
