@@ -69,6 +69,9 @@ class VerifyOptions:
     #: every few minutes, must not create anything on a production catalogue.
     read_only: bool = False
     debug: bool = False
+    #: The longest the checks may take together, in seconds (sv7 check --deadline); once it
+    #: has run out no check starts, and a call in flight ends by it (None: no bound).
+    deadline: float | None = None
 
     def account(self, role: str) -> Account | None:
         return next((a for a in self.accounts if a.role == role), None)
