@@ -369,6 +369,15 @@ class CheckConfig:
 
     #: The longest the whole probe may take, in seconds.
     deadline: float = run_options.DEFAULT_CHECK_DEADLINE
+    #: A call slower than these (ms) makes the probe WARNING, CRITICAL (None: no threshold).
+    warning_ms: float | None = None
+    critical_ms: float | None = None
+
+    def __post_init__(self) -> None:
+        if (self.warning_ms is not None and self.critical_ms is not None
+                and self.warning_ms > self.critical_ms):
+            raise UsageError(f"--warning-ms {self.warning_ms:g} is above --critical-ms "
+                             f"{self.critical_ms:g}: a call must be slow before it is too slow")
 
 
 def load_check_config(

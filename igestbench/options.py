@@ -439,6 +439,12 @@ CHECK_OPTIONS: tuple[RunOption, ...] = (
               "the longest the whole probe may take, in seconds (default 40, under the 60 s "
               "Nagios gives a service check): then no check starts, a call in flight is ended, "
               "what was opened is logged out, and the line is CRITICAL saying what was checked"),
+    RunOption("--warning-ms", "warning_ms", number(0, above=True),
+              "a call slower than this many milliseconds (rtt, wsdl, login, rest_login, "
+              "ids_ping in the perfdata) makes the probe WARNING (default: none)"),
+    RunOption("--critical-ms", "critical_ms", number(0, above=True),
+              "a call slower than this many milliseconds makes the probe CRITICAL (default: "
+              "none)"),
 )  # fmt: skip
 
 

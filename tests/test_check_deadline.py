@@ -19,7 +19,7 @@ from igestbench.config import FaultKnobs, ServeConfig, load_check_config
 from igestbench.errors import UsageError
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.verify import Account, CheckRecord, VerificationResult, cmd_check, run_check
-from igestbench.verify.check import add_check_arguments, evaluate
+from igestbench.verify.check import Limits, add_check_arguments, evaluate
 from sv_tests.conftest import logged_in
 
 READER = Account("simple", "reader", "reader", role="reader")
@@ -138,3 +138,38 @@ def test_a_bad_deadline_is_unknown_naming_the_option(
     args = parser.parse_args(["--target", "http://127.0.0.1:9", "--no-login", "--deadline", "x"])
     assert cmd_check(args) == 3
     assert capsys.readouterr().out.startswith("ICAT UNKNOWN - --deadline: expected a number")
+
+
+def test_a_slow_but_working_catalogue_is_warning_or_critical_by_the_thresholds() -> None:
+    ok = VerificationResult(
+        checks=(_record("l1", "session", "passed"),), scores=None, api_version="6.2.0",
+        facts={"rtt_ms": 0.4, "login_ms": 2517.2}, elapsed_s=12.0,
+    )  # fmt: skip
+    assert evaluate(ok, deadline=40.0)[0] == 0  # no thresholds: its times are only perfdata
+    code, line = evaluate(ok, deadline=40.0, limits=Limits(warning_ms=1000))
+    assert code == 1
+    assert line == ("ICAT WARNING - 6.2.0, login ok; slow: login 2517 ms (over --warning-ms "
+                    "1000) | rtt=0.4ms;1000;; login=2517.2ms;1000;; time=12.0s;;40;")
+    code, line = evaluate(ok, deadline=40.0, limits=Limits(1000, 2000))
+    assert code == 2 and "slow: login 2517 ms (over --critical-ms 2000)" in line
+    assert "login=2517.2ms;1000;2000;" in line
+    assert evaluate(ok, deadline=40.0, limits=Limits(3000, 5000))[0] == 0
+
+
+def test_the_thresholds_reach_the_probe_from_the_command_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name, value in (("SV7_AUTH", "simple"), ("SV7_USER", "reader"), ("SV7_PASSWORD", "reader")):
+        monkeypatch.setenv(name, value)
+    parser = argparse.ArgumentParser()
+    add_check_arguments(parser)
+    with LocalCatalogue(ServeConfig()) as cat:
+        # every call takes longer than a microsecond: WARNING, whatever the machine
+        args = parser.parse_args(["--target", cat.service_url, "--warning-ms", "0.001"])
+        assert cmd_check(args) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("ICAT WARNING - 6.2.0, login ok, REST ok, IDS ok; slow: ")
+    assert ";0.001;;" in out
+    with pytest.raises(UsageError, match="--warning-ms 5 is above --critical-ms 2"):
+        load_check_config({"warning_ms": "5", "critical_ms": "2"}, None, {})

@@ -28,6 +28,7 @@ import dataclasses
 import getpass
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,11 +48,42 @@ PERFDATA = (("rtt", "rtt_ms"), ("wsdl", "wsdl_ms"), ("login", "login_ms"),
             ("rest_login", "rest_login_ms"), ("ids_ping", "ids_ping_ms"))
 
 
-def perfdata(facts: Mapping[str, Any], timing: tuple[float, float | None] | None = None) -> str:
-    """The calls' times; ``timing`` (seconds the checks took, the deadline) adds
-    ``time=12.3s;;40;`` — the deadline as its critical threshold, as monitoring-plugins write
-    a check's own duration."""
-    data = [f"{label}={float(facts[key]):.1f}ms;;;" for label, key in PERFDATA if key in facts]
+@dataclass(frozen=True)
+class Limits:
+    """Thresholds on each call's time (ms; None: none): --warning-ms, --critical-ms."""
+
+    warning_ms: float | None = None
+    critical_ms: float | None = None
+
+    def state(self, facts: Mapping[str, Any]) -> tuple[int, str]:
+        """OK, or the state of the slowest call over a threshold and ``slow: login 2517 ms
+        (over --warning-ms 1000)``."""
+        calls = [(label, float(facts[key])) for label, key in PERFDATA if key in facts]
+        if not calls:
+            return OK, ""
+        label, value = max(calls, key=lambda call: call[1])
+        for code, flag, limit in ((CRITICAL, "--critical-ms", self.critical_ms),
+                                  (WARNING, "--warning-ms", self.warning_ms)):  # fmt: skip
+            if limit is not None and value > limit:
+                return code, f"slow: {label} {value:.0f} ms (over {flag} {limit:g})"
+        return OK, ""
+
+
+def _limit(value: float | None) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+def perfdata(
+    facts: Mapping[str, Any],
+    timing: tuple[float, float | None] | None = None,
+    limits: Limits = Limits(),
+) -> str:
+    """The calls' times with their thresholds; ``timing`` (seconds the checks took, the
+    deadline) adds ``time=12.3s;;40;`` — the deadline as its critical threshold, as
+    monitoring-plugins write a check's own duration."""
+    warn, crit = _limit(limits.warning_ms), _limit(limits.critical_ms)
+    data = [f"{label}={float(facts[key]):.1f}ms;{warn};{crit};" for label, key in PERFDATA
+            if key in facts]  # fmt: skip
     if timing is not None:
         took, deadline = timing
         data.append(f"time={took:.1f}s;;{'' if deadline is None else f'{deadline:g}'};")
@@ -60,9 +92,9 @@ def perfdata(facts: Mapping[str, Any], timing: tuple[float, float | None] | None
 
 def _line(
     code: int, text: str, facts: Mapping[str, Any],
-    timing: tuple[float, float | None] | None = None,
+    timing: tuple[float, float | None] | None = None, limits: Limits = Limits(),
 ) -> str:  # fmt: skip
-    data = perfdata(facts, timing)
+    data = perfdata(facts, timing, limits)
     return f"ICAT {STATUS_NAMES[code]} - {text}" + (f" | {data}" if data else "")
 
 
@@ -72,19 +104,21 @@ NO_LOGIN = ("no login configured: set SV7_USER (with SV7_AUTH, SV7_PASSWORD) or 
 
 
 def evaluate(
-    result: VerificationResult, no_login: bool = False, deadline: float | None = None
+    result: VerificationResult, no_login: bool = False, deadline: float | None = None,
+    limits: Limits = Limits(),
 ) -> tuple[int, str]:
     """Exit code and status line for the checks of one probe (``no_login``: a connectivity-
-    only probe was asked for)."""
+    only probe was asked for; ``limits``: thresholds on each call's time)."""
     timing = (result.elapsed_s, deadline) if deadline is not None else None
     failed = result.failed
     if result.out_of_time and not failed:
         # a socket timeout is the target's doing, not the plugin's: CRITICAL, as
         # monitoring-plugins answer a plugin timeout unless told otherwise (not UNKNOWN)
-        return CRITICAL, _line(CRITICAL, out_of_time(result, deadline), result.facts, timing)
+        line = _line(CRITICAL, out_of_time(result, deadline), result.facts, timing, limits)
+        return CRITICAL, line
     ran = [c for c in result.checks if c.outcome != "skipped"]
     if not ran:
-        return UNKNOWN, _line(UNKNOWN, "no check could run", result.facts, timing)
+        return UNKNOWN, _line(UNKNOWN, "no check could run", result.facts, timing, limits)
     if failed:
         worst = next((c for c in failed if c.severity != "warning"), failed[0])
         code = CRITICAL if worst.severity != "warning" or result.out_of_time else WARNING
@@ -94,14 +128,15 @@ def evaluate(
         said = Diagnosis(worst.cause, worst.explanation or "", worst.hint).line()
         if result.out_of_time:
             more += f"; then the deadline ran out ({_not_checked(result)} not checked)"
-        return code, _line(code, f"{said}{more}", result.facts, timing)
+        return code, _line(code, f"{said}{more}", result.facts, timing, limits)
     logins = [c for c in ran if c.part == "session"]
     if not logins and not no_login:  # nothing logged in: the service was not checked
-        return UNKNOWN, _line(UNKNOWN, NO_LOGIN, result.facts, timing)
+        return UNKNOWN, _line(UNKNOWN, NO_LOGIN, result.facts, timing, limits)
     session = "login ok" if logins else "no login (--no-login)"
     version = result.api_version or "version unknown"
     status = f"{version}, {session}{_rest_status(result)}{_ids_status(result)}"
-    return OK, _line(OK, status, result.facts, timing)
+    code, slow = limits.state(result.facts)  # working, but slower than the site accepts
+    return code, _line(code, f"{status}; {slow}" if slow else status, result.facts, timing, limits)
 
 
 def _part_of(check_id: str, result: VerificationResult) -> str:
@@ -160,6 +195,7 @@ def run_check(
     credentials: Sequence[Account],
     no_login: bool = False,
     deadline: float | None = DEFAULT_CHECK_DEADLINE,
+    limits: Limits = Limits(),
 ) -> tuple[int, str]:
     """Probe ``target``; (exit code, status line). Never raises: a failing probe is UNKNOWN.
     Without ``credentials`` the probe is UNKNOWN unless ``no_login`` asks for a
@@ -174,10 +210,12 @@ def run_check(
         parts=CHECK_PARTS,
         read_only=True,
     )
-    return probe(options, no_login)
+    return probe(options, no_login, limits)
 
 
-def probe(options: VerifyOptions, no_login: bool = False) -> tuple[int, str]:
+def probe(
+    options: VerifyOptions, no_login: bool = False, limits: Limits = Limits()
+) -> tuple[int, str]:
     if not options.target:
         return UNKNOWN, _line(UNKNOWN, "no --target given", {})
     if not options.accounts and not no_login:
@@ -192,7 +230,7 @@ def probe(options: VerifyOptions, no_login: bool = False) -> tuple[int, str]:
     except Exception as exc:  # a monitoring probe must answer UNKNOWN, never a traceback
         code, line = UNKNOWN, _line(UNKNOWN, f"probe failed: {type(exc).__name__}: {exc}", {})
     else:
-        code, line = evaluate(result, no_login, options.deadline)
+        code, line = evaluate(result, no_login, options.deadline, limits)
     # monitoring systems keep status lines: no password or session id in one, whatever a
     # server's message or an exception echoed
     return code, redaction.scrub(line, passwords)
@@ -203,7 +241,8 @@ def add_check_arguments(parser: argparse.ArgumentParser) -> None:
     and ``--no-login``, the probe's own)."""
     add_arguments(parser, for_check=True)
     for option in CHECK_OPTIONS:  # the probe's own, also from SV7_<OPTION> and sv7.toml [check]
-        parser.add_argument(option.flag, dest=option.field, metavar="S", help=option.help)
+        parser.add_argument(option.flag, dest=option.field, help=option.help,
+                            metavar="S" if option.field == "deadline" else "MS")
     parser.add_argument("--no-login", action="store_true",
                         help="a connectivity-only probe: no account is asked for or used (OK "
                         "then says 'no login (--no-login)'); without it and without an "
@@ -236,6 +275,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             dataclasses.replace(options, parts=CHECK_PARTS, read_only=True, debug=False,
                                 deadline=own.deadline),
             no_login,
+            Limits(own.warning_ms, own.critical_ms),
         )
     print(line, flush=True)
     return code
