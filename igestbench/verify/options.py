@@ -140,7 +140,8 @@ OPTIONS: tuple[Option, ...] = (
         {
             "type": Path,
             "metavar": "FILE",
-            "help": "sv7.toml whose [credentials] give the accounts (default ./sv7.toml if there)",
+            "help": "sv7.toml whose [credentials] give the accounts, and [check] sv7 check's "
+            "options (default ./sv7.toml if there)",
         },
         pytest_flags=("--sv7-config",),
     ),
