@@ -79,11 +79,15 @@ def sweep(rates: Sequence[float], mean_ms: float) -> dict[str, Any]:
     return {"flavour": "lean", "slo_ms": 50.0, "steps": steps, "sustained_rate": rates[0]}
 
 
-def sample(phase: str, cpu: Sequence[float], client: Sequence[float] | None = None
+def sample(phase: str, cpu: Sequence[float], client: Sequence[float] | None = None,
+           net: tuple[Sequence[float], Sequence[float], Sequence[float] | None] | None = None
            ) -> dict[str, Any]:
-    """A sampler series: the machine's CPU ``cpu``, and the one client's own ``client``."""
+    """A sampler series: the machine's CPU ``cpu``, the one client's own ``client``, and the
+    machine's network ``net`` (in, out, loopback's; None: not recorded, as before)."""
+    net_in, net_out, loopback = net or ([1.0] * len(cpu), [0.5] * len(cpu), None)
     return {"phase": phase, "interval_s": 1.0, "t_s": [float(i) for i in range(len(cpu))],
-            "cpu_percent": list(cpu), "net_in_mbit_s": [1.0] * len(cpu),
-            "net_out_mbit_s": [0.5] * len(cpu),
+            "cpu_percent": list(cpu), "net_in_mbit_s": list(net_in),
+            "net_out_mbit_s": list(net_out),
+            **({"net_loopback_mbit_s": list(loopback)} if loopback is not None else {}),
             **({"client_cpu_percent": list(client),
                 "client_capacity_percent": [100.0] * len(client)} if client else {})}

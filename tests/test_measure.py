@@ -41,6 +41,7 @@ from igestbench.measure.sweep import (
 )
 from igestbench.measure.timing import TimingRecord
 from igestbench.mock.catalogue import LocalCatalogue
+from igestbench.results.machine_net import phase_machine_net
 from igestbench.workloads.base import WrongResult
 
 MS = 1_000_000
@@ -539,6 +540,39 @@ def test_a_phase_shorter_than_a_sampling_period_does_not_state_the_rest_of_the_m
                                    "machine)")
     assert short.too_short and short.machine_busy and summary["others_percent"] is None
     assert not _series([40.0], [100.0], [40.0], wait=[60.0]).too_short  # one whole period
+
+
+def test_the_sampler_counts_loopback_bytes_apart_and_once() -> None:
+    """A byte over loopback is both sent and received by the machine: in every interface's in
+    and out, so the network chart counted a local run's bytes twice. Loopback's are recorded
+    apart, once, and the figure drawn (results/machine_net.py) takes them once."""
+    payload = 4_000_000
+    with (socket.create_server(("127.0.0.1", 0)) as server, Sampler(interval_s=3600.0) as sampler,
+          sampler.phase("send")):
+        sender = socket.create_connection(server.getsockname())
+        receiver, _ = server.accept()
+        with sender, receiver:
+            def drain() -> None:
+                left = payload
+                while left > 0:
+                    left -= len(receiver.recv(65536)) or left
+            reader = threading.Thread(target=drain)
+            reader.start()
+            sender.sendall(b"x" * payload)
+            reader.join()
+    send = next(s for s in sampler.series() if s.phase == "send")
+    def megabits(values: list[float]) -> float:
+        return sum(v * dt for v, dt in zip(values, send.dt_s, strict=True))
+    loopback = megabits(send.net_loopback_mbit_s)
+    assert loopback >= payload * 8 / 1e6  # every byte, headers beside (other jobs' too)
+    # every interface's in and out hold each loopback byte: as received and as sent
+    assert megabits(send.net_in_mbit_s) >= loopback and megabits(send.net_out_mbit_s) >= loopback
+    entry = send.to_dict()
+    assert len(entry["net_loopback_mbit_s"]) == len(entry["t_s"])
+    drawn = phase_machine_net(entry)
+    assert drawn is not None
+    both = megabits(send.net_in_mbit_s) + megabits(send.net_out_mbit_s)
+    assert drawn * sum(send.dt_s) == pytest.approx(both - loopback)
 
 
 def test_a_sample_taken_in_another_thread_counts_the_cpu_since_the_last_sample() -> None:

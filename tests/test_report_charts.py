@@ -12,8 +12,13 @@ from igestbench.report import axes, build_report, render_html
 from igestbench.report.axes import Axis
 from igestbench.report.charts import Chart, build_charts, chart_colours, draw_chart
 from igestbench.report.colours import PALETTE
-from igestbench.report.series import Panel, Series
-from tests.test_report import build_campaign
+from igestbench.report.series import Panel, Series, history_panels
+from igestbench.results.campaign import dump_campaign, load_campaign
+from igestbench.results.campaign_file import CampaignConfig, CampaignSite, CampaignTarget
+from igestbench.results.machine_net import phase_machine_net
+from igestbench.results.merge import merge
+from tests.campaign_helpers import bench, sample, write_result
+from tests.test_report import U1, U2, build_campaign
 
 
 def test_the_charts_hold_the_figures_of_the_files(tmp_path: Path) -> None:
@@ -33,6 +38,48 @@ def test_the_charts_hold_the_figures_of_the_files(tmp_path: Path) -> None:
     # the client's own CPU (10 and 30 % of its core), not the machine's (70 and 90 %)
     assert cpu.categories == ("full-cycle/zeep/1",) and cpu.series[0].y == (20.0,)
     assert cpu.hline == 90.0
+
+
+def test_the_network_chart_draws_the_machines_traffic_with_a_loopback_byte_once(
+        tmp_path: Path) -> None:
+    # T1's run: 10 and 30 Mbit/s in and out of every interface, 10 of each over loopback —
+    # the machine's traffic is 10 and 50 Mbit/s (a loopback byte once), 30 on the mean, not
+    # the 40 that in + out gave; T2's file was written before loopback was counted apart
+    files = [write_result(tmp_path, "A", url, parts=("full-cycle",),
+                          benchmarks=[bench("full-cycle", "full-cycle", 1, [10.0, 12.0])],
+                          samples=[sample("full-cycle/zeep/1", [50.0, 50.0], client=[10.0, 10.0],
+                                          net=net)], run_id=f"r{i}")
+             for i, (url, net) in enumerate(
+                 ((U1, ([10.0, 30.0], [10.0, 30.0], [10.0, 10.0])),
+                  (U2, ([10.0, 30.0], [10.0, 30.0], None))))]
+    config = CampaignConfig(name="n", parts=("full-cycle",), sites=(CampaignSite("A"),),
+                            targets=(CampaignTarget("T1", U1, "A"), CampaignTarget("T2", U2, "A")))
+    dump_campaign(merge(files, config).document, tmp_path / "n.json")
+    campaign = load_campaign(tmp_path / "n.json")
+    (chart,) = [c for c in build_charts(campaign) if c.kind == "history"]
+    assert chart.title == "Client CPU and the machine's network per phase at A"
+    _cpu, network = chart.panels
+    assert "machine" in network.title and "not the clients'" in network.title
+    assert "all interfaces" in network.xlabel and "loopback byte once" in network.xlabel
+    assert [(s.label, s.y) for s in network.series] == [("T1", (30.0,)), ("T2", (None,))]
+    # a site whose files all came before: the panel says why it is empty
+    old = history_panels([r for r in campaign.runs if r.target == "T2"], campaign.targets)
+    assert old[1].empty_note == "no data: written before loopback was counted apart"
+    assert 'no data: written before loopback was counted apart' in draw_chart(
+        Chart("history-9", "history", "old", old, columns=2)).svg
+    page = render_html(build_report(campaign))
+    assert "Network per phase: the machine&#39;s traffic, not the clients&#39; own" in page \
+        or "Network per phase: the machine's traffic, not the clients' own" in page
+    assert "client network per phase" not in page
+
+
+def test_the_machines_traffic_of_a_phase_is_weighted_by_the_time_each_sample_covers() -> None:
+    entry = {"net_in_mbit_s": [10.0, 30.0], "net_out_mbit_s": [10.0, 30.0],
+             "net_loopback_mbit_s": [10.0, 10.0], "dt_s": [1.0, 3.0]}
+    assert phase_machine_net(entry) == pytest.approx((10.0 * 1 + 50.0 * 3) / 4)
+    # before loopback was counted apart, or of another length: not a figure to draw
+    assert phase_machine_net({**entry, "net_loopback_mbit_s": None}) is None
+    assert phase_machine_net({**entry, "net_loopback_mbit_s": [1.0]}) is None
 
 
 def test_one_colour_per_site_across_the_page(tmp_path: Path) -> None:

@@ -2,9 +2,12 @@
 
 Every ``interval_s`` (default 1 s) one sample records: system CPU % (the mean of the per-core
 figures, so /proc/stat is read once), per-core CPU %, the CPU % of this process and of any added
-child processes (psutil's scale: 100 = one core busy), network Mbit/s in and out from the deltas
-of ``psutil.net_io_counters()`` (all interfaces, loopback included: a local run talks over it),
-and memory %. Samples belong to the phase current when their interval ends; switching phase
+child processes (psutil's scale: 100 = one core busy), the machine's network Mbit/s in and out
+from the deltas of ``psutil.net_io_counters()`` (all interfaces, loopback included: a local run
+talks over it) and, apart, loopback's (its bytes once: the machine counts each as sent and as
+received; results/machine_net.py is the figure drawn from them — the machine's traffic, not the
+clients': the OS counts bytes per interface, not per process), and memory %. Samples belong to
+the phase current when their interval ends; switching phase
 (``with sampler.phase("full-cycle/zeep/4"):``) closes the running interval with a sample, so no
 interval straddles two phases.
 
@@ -43,6 +46,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
+import re
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -103,8 +107,11 @@ class PhaseSeries:
     load_avg: list[float] = field(default_factory=list)
     #: The most-waiting client's share of the interval spent waiting for a core (Linux), %.
     client_wait_percent: list[float] = field(default_factory=list)
+    #: The machine's network, every interface: a loopback byte is in both (sent and received).
     net_in_mbit_s: list[float] = field(default_factory=list)
     net_out_mbit_s: list[float] = field(default_factory=list)
+    #: The loopback interfaces' bytes, once each (results/machine_net.py).
+    net_loopback_mbit_s: list[float] = field(default_factory=list)
     memory_percent: list[float] = field(default_factory=list)
 
     def _client_means(self) -> tuple[float, float, float, float, float] | None:
@@ -193,6 +200,7 @@ class PhaseSeries:
             "client_wait_percent": list(self.client_wait_percent),
             "net_in_mbit_s": list(self.net_in_mbit_s),
             "net_out_mbit_s": list(self.net_out_mbit_s),
+            "net_loopback_mbit_s": list(self.net_loopback_mbit_s),
             "memory_percent": list(self.memory_percent),
             "client_bound": self.client_bound,
         }
@@ -225,7 +233,8 @@ class Sampler:
         self._series: dict[str, PhaseSeries] = {}
         self._t0 = time.monotonic()
         self._last_t = self._t0
-        self._last_net = psutil.net_io_counters()
+        self._loopback = _loopback_interfaces()
+        self._last_net = _net_bytes(self._loopback)
         self._last_cores = psutil.cpu_times(percpu=True)
         for pid in children:
             self.add_process(pid)
@@ -244,7 +253,7 @@ class Sampler:
         for process in (self._own, *self._clients):
             process.cpu_percent(None)
         self._last_t = time.monotonic()
-        self._last_net = psutil.net_io_counters()
+        self._last_net = _net_bytes(self._loopback)
         self._last_cores = psutil.cpu_times(percpu=True)
         self._thread = threading.Thread(target=self._run, name="sv7-sampler", daemon=True)
         self._thread.start()
@@ -331,9 +340,11 @@ class Sampler:
         tasks = [f"/proc/{p.pid}/schedstat" for p in alive]
         tasks += [f"/proc/{self._own.pid}/task/{tid}/schedstat" for tid in tids]
         waited = self._wait_percent(tasks, elapsed)
-        net = psutil.net_io_counters()
-        bits_in = (net.bytes_recv - self._last_net.bytes_recv) * 8
-        bits_out = (net.bytes_sent - self._last_net.bytes_sent) * 8
+        net = _net_bytes(self._loopback)
+        # a counter that went back (an interface gone, a wrap) gives 0, not a negative rate
+        bits_in, bits_out, bits_loopback = (max(0, now_ - then) * 8
+                                            for now_, then in zip(net, self._last_net,
+                                                                  strict=True))
         self._last_t, self._last_net = now, net
 
         series = self._series_of(self._phase)
@@ -351,6 +362,7 @@ class Sampler:
         series.client_wait_percent.append(waited)
         series.net_in_mbit_s.append(bits_in / elapsed / 1e6)
         series.net_out_mbit_s.append(bits_out / elapsed / 1e6)
+        series.net_loopback_mbit_s.append(bits_loopback / elapsed / 1e6)
         series.memory_percent.append(psutil.virtual_memory().percent)
 
     def _threads_cpu(self) -> dict[int, float]:
@@ -390,6 +402,34 @@ class Sampler:
             most = max(most, min(100.0, share))
         self._waits = seen
         return most
+
+
+def _loopback_interfaces() -> frozenset[str]:
+    """The names of the machine's loopback interfaces: flagged so where psutil says (Linux,
+    macOS), else by name (``lo``, ``lo0``; Windows' "Loopback Pseudo-Interface 1")."""
+    try:
+        stats = psutil.net_if_stats()
+    except (OSError, psutil.Error):
+        stats = {}
+    flagged = {name for name, st in stats.items()
+               if "loopback" in str(getattr(st, "flags", "")).split(",")}
+    try:
+        names = list(psutil.net_io_counters(pernic=True))
+    except (OSError, psutil.Error):
+        names = []
+    named = {n for n in names if re.fullmatch(r"lo\d*", n) or "loopback" in n.lower()}
+    return frozenset(flagged | named)
+
+
+def _net_bytes(loopback: frozenset[str]) -> tuple[int, int, int]:
+    """Bytes received and sent by every interface, and loopback's once (what it sent: each
+    byte it carries is also received by it)."""
+    try:
+        nics = psutil.net_io_counters(pernic=True)
+    except (OSError, psutil.Error):  # no counters (a container without /proc/net/dev)
+        return 0, 0, 0
+    return (sum(c.bytes_recv for c in nics.values()), sum(c.bytes_sent for c in nics.values()),
+            sum(c.bytes_sent for name, c in nics.items() if name in loopback))
 
 
 def _busy_percent(before: Any, after: Any) -> float:

@@ -4,8 +4,8 @@
   work against the number of clients, one line per site and flavour;
 * per target, **load sweeps**: achieved against demanded rate (the diagonal is "keeping up"),
   latency against demanded rate with its 95 % confidence band, errors per step;
-* per site, **client CPU and network per phase**: the sampler's mean per phase of each run, as
-  bars, with the 90 % line above which a client counts as saturated.
+* per site, **client CPU and the machine's network per phase**: the sampler's mean per phase of
+  each run, as bars, with the 90 % line above which a client counts as saturated.
 
 Building (:func:`build_charts`) and drawing (:func:`render_all`) are apart so that the chart
 data can be tested without parsing SVG.
@@ -111,8 +111,8 @@ def build_charts(campaign: Campaign) -> list[Chart]:
         if panels:
             # CPU and network side by side, the phases' names once, on the left
             charts.append(Chart(f"history-{i}", "history",
-                                f"Client CPU and network per phase at {site.name}", panels,
-                                columns=2))
+                                f"Client CPU and the machine's network per phase at {site.name}",
+                                panels, columns=2))
     return charts
 
 

@@ -23,6 +23,12 @@ from igestbench.results.figures import (
     RowIndex,
 )
 from igestbench.results.format import DEFAULT_INTERFACE
+from igestbench.results.machine_net import (
+    MACHINE_NET_LABEL,
+    MACHINE_NET_MISSING,
+    MACHINE_NET_TITLE,
+    phase_machine_net,
+)
 from igestbench.results.sweeps import sweep_verdict
 
 #: The workloads in the order the runner runs them.
@@ -228,20 +234,9 @@ def sweep_panels(runs: Sequence[CampaignRun], sites: Sequence[CampaignSite],
     )
 
 
-def _mean(values: Any) -> float | None:
-    numbers = [v for v in values or () if isinstance(v, int | float)]
-    return sum(numbers) / len(numbers) if numbers else None
-
-
 #: Up to this many targets, a site's resource chart has a bar per target; beyond, one bar per
 #: phase spans the targets' range with their median marked (30 bars a phase are unreadable).
 BARS_PER_TARGET_UP_TO = 8
-
-
-def _traffic(sample: Mapping[str, Any]) -> float | None:
-    parts = [_mean(sample.get("net_in_mbit_s")), _mean(sample.get("net_out_mbit_s"))]
-    known = [p for p in parts if p is not None]
-    return sum(known) if known else None
 
 
 def _operator(run: CampaignRun, targets: Mapping[str, CampaignTarget]) -> str:
@@ -255,9 +250,9 @@ def _operator(run: CampaignRun, targets: Mapping[str, CampaignTarget]) -> str:
 
 def history_panels(runs: Sequence[CampaignRun], targets: Sequence[CampaignTarget],
                    colours: Mapping[str, str] | None = None) -> tuple[Panel, ...]:
-    """Client CPU and network of one site, mean per phase, as horizontal bars: a group per
-    phase (its name on its own line, never written over another), a bar per target in the
-    colour of the site operating it."""
+    """Client CPU and the machine's network of one site, mean per phase, as horizontal bars: a
+    group per phase (its name on its own line, never written over another), a bar per target
+    in the colour of the site operating it."""
     colours = colours or {}
     rank = {t.name: i for i, t in enumerate(targets)}
     by_name = {t.name: t for t in targets}
@@ -276,7 +271,8 @@ def history_panels(runs: Sequence[CampaignRun], targets: Sequence[CampaignTarget
             # the clients' own CPU, the figure the client-bound flag is decided from — never
             # the machine's (other jobs, a catalogue on the same host)
             cpu.setdefault(at, phase_client_use(s))
-            net.setdefault(at, _traffic(s))
+            # the machine's traffic, a loopback byte once: the OS does not count per process
+            net.setdefault(at, phase_machine_net(s))
         if cpu:
             label = run.target + (" · swarm" if run.kind == "swarm" else "")
             per_run.append((label, colour_of(colours, _operator(run, by_name)), cpu, net))
@@ -296,8 +292,8 @@ def history_panels(runs: Sequence[CampaignRun], targets: Sequence[CampaignTarget
               hline=CLIENT_BOUND_PERCENT,
               hline_label=f"client-bound above {CLIENT_BOUND_PERCENT:.0f} %",
               categories=tuple(phases), bars=True),
-        Panel("client network per phase", "Mbit/s in + out (mean)", "", net_bars,
-              categories=tuple(phases), bars=True),
+        Panel(MACHINE_NET_TITLE, MACHINE_NET_LABEL, "", net_bars,
+              categories=tuple(phases), bars=True, empty_note=MACHINE_NET_MISSING),
     )
 
 

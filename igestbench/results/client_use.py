@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["CLIENT_BOUND_PERCENT", "CLIENT_USE_LABEL", "client_use_percent", "phase_client_use"]
+__all__ = ["CLIENT_BOUND_PERCENT", "CLIENT_USE_LABEL", "client_use_percent", "phase_client_use",
+           "sample_numbers"]
 
 #: Above this (the busiest client's % of one core, or the clients' % of what they could use) a
 #: phase counts as client-bound.
@@ -32,8 +33,10 @@ def client_use_percent(client: float, capacity: float, busiest: float | None = N
     return max(shares, default=0.0)
 
 
-def _numbers(sample: Mapping[str, Any], key: str, length: int | None = None
+def sample_numbers(sample: Mapping[str, Any], key: str, length: int | None = None
              ) -> list[float] | None:
+    """The list ``key`` of a ``samples[]`` item as floats (of ``length`` items, when given);
+    None when it is missing or not all numbers."""
     values = sample.get(key)
     if not isinstance(values, list) or not all(
             isinstance(v, int | float) and not isinstance(v, bool) for v in values):
@@ -49,13 +52,13 @@ def phase_client_use(sample: Mapping[str, Any]) -> float | None:
     client of the suite ran (idle; the scale part, whose calls are made in the runner).
     Files written before ``dt_s`` and ``busiest_process_percent`` were kept: an unweighted
     mean, of the clients together (with one client process, the same figure)."""
-    client = _numbers(sample, "client_cpu_percent")
+    client = sample_numbers(sample, "client_cpu_percent")
     if client is None:
         return None
-    capacity = _numbers(sample, "client_capacity_percent", len(client))
+    capacity = sample_numbers(sample, "client_capacity_percent", len(client))
     if capacity is None:
         return None
-    dt = _numbers(sample, "dt_s", len(client)) or [1.0] * len(client)
+    dt = sample_numbers(sample, "dt_s", len(client)) or [1.0] * len(client)
     weights = [w if cap > 0 else 0.0 for w, cap in zip(dt, capacity, strict=True)]
     total = sum(weights)
     if total <= 0:
@@ -64,6 +67,6 @@ def phase_client_use(sample: Mapping[str, Any]) -> float | None:
     def mean(values: list[float]) -> float:
         return sum(v * w for v, w in zip(values, weights, strict=True)) / total
 
-    busiest = _numbers(sample, "busiest_process_percent", len(client))
+    busiest = sample_numbers(sample, "busiest_process_percent", len(client))
     return client_use_percent(mean(client), mean(capacity),
                               mean(busiest) if busiest is not None else None)

@@ -169,6 +169,8 @@ SAMPLE = Spec(dict, keys={
     "client_cpu_percent": NUMBERS, "client_bound": FLAG,
     # the client's own CPU the report charts (results/client_use.py)
     "client_capacity_percent": NUMBERS, "busiest_process_percent": NUMBERS, "dt_s": NUMBERS,
+    # the machine's network the report charts, a loopback byte once (results/machine_net.py)
+    "net_loopback_mbit_s": NUMBERS,
 })
 #: a row of the registry of figures (results/figures.py): its keys typed here, so that one bad
 #: row is left out, never the file (checked against the measurements in :func:`checked`)

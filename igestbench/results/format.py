@@ -79,6 +79,10 @@ FORMAT_NAME = "igestbench-result"
 #     samples[].dt_s and samples[].busiest_process_percent: what the client-bound flag is
 #     weighted by and decided from, so that the report charts the same figure
 #     (results/client_use.py); a file without them charts an unweighted mean of the clients.
+#     samples[].net_loopback_mbit_s: the loopback interfaces' bytes, once each (net_in and
+#     net_out, every interface, hold each of them twice), so that the report charts the
+#     machine's traffic with a loopback byte once (results/machine_net.py); a file without it
+#     has no network bar.
 FORMAT_VERSION = 2
 
 #: ``target.name`` of a run against the built-in catalogue (``target.local``): its URL names a new
