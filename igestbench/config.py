@@ -297,6 +297,8 @@ class _File:
     path: Path | None = None
     run: Mapping[str, Any] = field(default_factory=dict)
     credentials: Mapping[str, Any] = field(default_factory=dict)
+    #: sv7 check's own options
+    check: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _read_toml(path: Path, what: str) -> dict[str, Any]:
@@ -316,34 +318,79 @@ def _config_file(path: Path | None) -> _File:
         path = Path("sv7.toml")
     data = _read_toml(path, "configuration")
     run, credentials = data.get("run", {}), data.get("credentials", {})
-    for name, table in (("run", run), ("credentials", credentials)):
+    check = data.get("check", {})
+    for name, table in (("run", run), ("credentials", credentials), ("check", check)):
         if not isinstance(table, dict):
             raise UsageError(f"{path}: [{name}] must be a table")
-    return _File(path, run, credentials)
+    return _File(path, run, credentials, check)
 
 
 def _run_options(
     cli: Mapping[str, Any], file: _File, environ: Mapping[str, str]
 ) -> dict[str, Any]:
-    """Every option parsed and checked, naming its source when bad (file < environment < CLI)."""
+    """Every option of sv7 run parsed and checked, naming its source when bad."""
+    return _options(cli, file.path, "run", file.run, run_options.RUN_OPTIONS, environ)
+
+
+def _options(
+    cli: Mapping[str, Any],
+    path: Path | None,
+    name: str,
+    table: Mapping[str, Any],
+    known: Sequence[run_options.RunOption],
+    environ: Mapping[str, str],
+) -> dict[str, Any]:
+    """Every option of ``known`` parsed and checked, naming its source when bad (sv7.toml's
+    table ``name`` < environment < CLI)."""
     options: dict[str, Any] = {}
-    unknown = sorted(k for k in file.run if run_options.file_key(k) is None)
+    unknown = sorted(k for k in table if run_options.file_key(k, known) is None)
     if unknown:
-        keys = [o.flag.removeprefix("--") for o in run_options.RUN_OPTIONS]
-        raise UsageError(f"{file.path}: unknown option(s) in [run]: "
+        keys = [o.flag.removeprefix("--") for o in known]
+        raise UsageError(f"{path}: unknown option(s) in [{name}]: "
                          + ", ".join(run_options.did_you_mean(k, keys) for k in unknown))
-    for key, value in file.run.items():
-        option = run_options.file_key(key)
+    for key, value in table.items():
+        option = run_options.file_key(key, known)
         assert option is not None
-        options[option.field] = option.convert(value, f"{file.path} [run] {key}")
-    for option in run_options.RUN_OPTIONS:
+        options[option.field] = option.convert(value, f"{path} [{name}] {key}")
+    for option in known:
         if option.variable in environ:
             options[option.field] = option.convert(environ[option.variable], option.variable)
-    for name, value in cli.items():
+    by_field = {o.field: o for o in known}
+    for field_name, value in cli.items():
         if value is not None:
-            option = run_options.BY_FIELD[name]
-            options[name] = value if option.switch else option.convert(value, option.flag)
+            option = by_field[field_name]
+            options[field_name] = value if option.switch else option.convert(value, option.flag)
     return options
+
+
+@dataclass(frozen=True)
+class CheckConfig:
+    """sv7 check's own options (:data:`igestbench.options.CHECK_OPTIONS`)."""
+
+    #: The longest the whole probe may take, in seconds.
+    deadline: float = run_options.DEFAULT_CHECK_DEADLINE
+    #: A call slower than these (ms) makes the probe WARNING, CRITICAL (None: no threshold).
+    warning_ms: float | None = None
+    critical_ms: float | None = None
+
+    def __post_init__(self) -> None:
+        if (self.warning_ms is not None and self.critical_ms is not None
+                and self.warning_ms > self.critical_ms):
+            raise UsageError(f"--warning-ms {self.warning_ms:g} is above --critical-ms "
+                             f"{self.critical_ms:g}: a call must be slow before it is too slow")
+
+
+def load_check_config(
+    cli: Mapping[str, Any],
+    config_file: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> CheckConfig:
+    """sv7 check's options: ``cli`` by field (None: not given), then ``SV7_<OPTION>``, then the
+    ``[check]`` table of sv7.toml, then defaults; a bad value names its source."""
+    env = os.environ if environ is None else environ
+    file = _config_file(config_file)
+    return CheckConfig(**_options(cli, file.path, "check", file.check,
+                                  run_options.CHECK_OPTIONS, env))  # fmt: skip
 
 
 def load_run_config(

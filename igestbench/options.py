@@ -427,11 +427,32 @@ RUN_OPTIONS: tuple[RunOption, ...] = (
 
 BY_FIELD: Mapping[str, RunOption] = {o.field: o for o in RUN_OPTIONS}
 
+#: sv7 check's whole probe ends within this many seconds unless told otherwise: Nagios gives a
+#: service check 60 s (service_check_timeout), and Python's start and the logouts after the
+#: deadline need some of them.
+DEFAULT_CHECK_DEADLINE = 40.0
+#: sv7 check's own options (the verification options it shares with sv7 run are in
+#: igestbench/verify/options.py): from the command line, SV7_<OPTION>, the [check] table of
+#: sv7.toml, then defaults (igestbench.config.CheckConfig).
+CHECK_OPTIONS: tuple[RunOption, ...] = (
+    RunOption("--deadline", "deadline", number(0, above=True),
+              "the longest the whole probe may take, in seconds (default 40, under the 60 s "
+              "Nagios gives a service check): then no check starts, a call in flight is ended, "
+              "what was opened is logged out, and the line is CRITICAL saying what was checked"),
+    RunOption("--warning-ms", "warning_ms", number(0, above=True),
+              "a call slower than this many milliseconds (rtt, wsdl, login, rest_login, "
+              "ids_ping in the perfdata) makes the probe WARNING (default: none)"),
+    RunOption("--critical-ms", "critical_ms", number(0, above=True),
+              "a call slower than this many milliseconds makes the probe CRITICAL (default: "
+              "none)"),
+)  # fmt: skip
 
-def file_key(key: str) -> RunOption | None:
-    """The option a key of sv7.toml's [run] table means: its field or flag name."""
+
+def file_key(key: str, known: Sequence[RunOption] = RUN_OPTIONS) -> RunOption | None:
+    """The option a key of sv7.toml's [run] table (or another table of ``known`` options)
+    means: its field or flag name."""
     wanted = key.replace("-", "_")
     return next(
-        (o for o in RUN_OPTIONS if wanted in (o.field, o.flag.lstrip("-").replace("-", "_"))),
+        (o for o in known if wanted in (o.field, o.flag.lstrip("-").replace("-", "_"))),
         None,
     )

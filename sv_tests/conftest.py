@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 
 from igestbench.client import Catalogue, ClientConfig, Endpoint, connect, endpoint_of
+from igestbench.client.deadline import grace
 from igestbench.errors import Sv7Error
 from igestbench.icat.faults import IcatSession
 from igestbench.verify.diagnosis import CheckFailed
 from igestbench.verify.options import READ_ROLE, WRITE_ROLE, Account, VerifyOptions
-from igestbench.verify.plugin import FACT_PREFIX, OPTIONS_KEY, client_config
+from igestbench.verify.plugin import CLEANUP_GRACE_S, FACT_PREFIX, OPTIONS_KEY, client_config
 from igestbench.verify.rawsoap import RawSoap
 
 pytest_plugins = ("igestbench.verify.plugin",)
@@ -72,6 +73,18 @@ def login(catalogue: Catalogue, account: Account) -> None:
         ) from exc
 
 
+def logging_out(config: ClientConfig) -> contextlib.AbstractContextManager[None]:
+    """Around a logout: one after sv7 check's --deadline ran out still gets a few seconds
+    (the probe leaves no session behind); it changes nothing without a deadline."""
+    return grace(min(CLEANUP_GRACE_S, config.read_timeout))
+
+
+def log_out(config: ClientConfig, catalogue: Catalogue) -> None:
+    """Log out, also after the deadline; a dead session must not hide the real failure."""
+    with logging_out(config), contextlib.suppress(Sv7Error):
+        catalogue.logout()
+
+
 @contextlib.contextmanager
 def logged_in(config: ClientConfig, flavour: str, account: Account) -> Iterator[Catalogue]:
     """A client of ``flavour`` logged in as ``account``; logged out and closed afterwards."""
@@ -81,8 +94,7 @@ def logged_in(config: ClientConfig, flavour: str, account: Account) -> Iterator[
         try:
             yield catalogue
         finally:
-            with contextlib.suppress(Sv7Error):  # a dead session must not hide the real failure
-                catalogue.logout()
+            log_out(config, catalogue)
     finally:
         catalogue.close()
 
@@ -100,7 +112,7 @@ def raw_session(config: ClientConfig, account: Account) -> Iterator[tuple[RawSoa
         try:
             yield soap, sid
         finally:
-            with contextlib.suppress(Sv7Error):
+            with logging_out(config), contextlib.suppress(Sv7Error):
                 soap.logout(sid)
 
 

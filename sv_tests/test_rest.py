@@ -28,7 +28,7 @@ from igestbench.verify.diagnosis import CheckFailed
 from igestbench.verify.options import READ_ROLE, Account, VerifyOptions
 from igestbench.verify.plugin import OPTIONS_KEY, VERSION_KEY
 from igestbench.workloads import RunTag, cleanup
-from sv_tests.conftest import Fact, elapsed_ms, login, need_account
+from sv_tests.conftest import Fact, elapsed_ms, log_out, login, need_account
 from sv_tests.test_write import Hierarchy, build_hierarchy, count_under_tag
 
 pytestmark = [pytest.mark.part("rest"), pytest.mark.icat_version(">=5")]
@@ -57,8 +57,7 @@ def rest_session(config: ClientConfig, account: Account) -> Iterator[Catalogue]:
         try:
             yield catalogue
         finally:
-            with contextlib.suppress(Sv7Error):
-                catalogue.logout()
+            log_out(config, catalogue)
     finally:
         catalogue.close()
 
@@ -95,11 +94,13 @@ def test_rest_login(
         start = time.perf_counter_ns()
         login(catalogue, account)
         fact("rest_login_ms", elapsed_ms(start))
-        name = catalogue.user_name()
+        try:
+            name = catalogue.user_name()
+        finally:
+            log_out(config, catalogue)  # also when the deadline cut the call off
         assert name.split("/")[-1] == account.username, (
             f"logged in over REST as {account.user_name}, but the session says {name!r}"
         )
-        catalogue.logout()
     finally:
         catalogue.close()
 
@@ -108,8 +109,12 @@ def test_rest_session_refresh_and_logout(config: ClientConfig, options: VerifyOp
     catalogue = connect_rest(config)
     try:
         login(catalogue, need_account(options))
-        catalogue.refresh()
-        catalogue.user_name()
+        try:
+            catalogue.refresh()
+            catalogue.user_name()
+        except BaseException:
+            log_out(config, catalogue)  # the logout below is what this check tests
+            raise
         catalogue.logout()
         try:
             catalogue.user_name()

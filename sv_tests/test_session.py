@@ -15,7 +15,15 @@ from igestbench.icat.faults import IcatSession
 from igestbench.results import scoring
 from igestbench.verify.options import Account, VerifyOptions
 from igestbench.verify.plugin import OPTIONS_KEY
-from sv_tests.conftest import Fact, elapsed_ms, logged_in, login, need_account, raw_session
+from sv_tests.conftest import (
+    Fact,
+    elapsed_ms,
+    log_out,
+    logged_in,
+    login,
+    need_account,
+    raw_session,
+)
 
 pytestmark = pytest.mark.part("session")
 
@@ -40,12 +48,14 @@ def test_login(
         login(catalogue, account)
         fact("login_ms", elapsed_ms(start))
         fact(f"{scoring.LOGINS}.{account.role}", account.authenticator)
-        name = catalogue.user_name()
+        try:
+            name = catalogue.user_name()
+        finally:
+            log_out(config, catalogue)  # also when the deadline cut getUserName off
         # ICAT names users mechanism/name, or just name when the plugin is set up without prefix
         assert name.split("/")[-1] == account.username, (
             f"logged in as {account.user_name}, but getUserName says {name!r}"
         )
-        catalogue.logout()
     finally:
         catalogue.close()
 

@@ -386,7 +386,8 @@ def test_check_ok_with_perfdata(local_ca: LocalCatalogue) -> None:
     assert code == 0, line
     assert line.startswith("ICAT OK - 6.2.0, login ok, REST ok, IDS ok | rtt=")
     assert all(f" {label}=" in line for label in ("wsdl", "login"))
-    assert line.endswith("ms;;;") and "\n" not in line
+    # the probe's own time, with the default deadline as its critical threshold
+    assert " time=" in line and line.endswith("s;;40;") and "\n" not in line
 
 
 def test_check_warning_for_a_trusted_self_signed_certificate() -> None:

@@ -59,6 +59,7 @@ __all__ = [
     "budget",
     "connecting",
     "create_connection",
+    "grace",
 ]
 
 
@@ -127,6 +128,21 @@ class budget:
     def expired(self) -> bool:
         """Whether the deadline this block kept has passed."""
         return self.deadline is not None and time.monotonic() >= self.deadline
+
+
+@contextlib.contextmanager
+def grace(seconds: float) -> Iterator[None]:
+    """Within the block this thread's budget, if it has one, leaves at least ``seconds``: a
+    cleanup (a logout) after an overall deadline ran out still gets its own short time. Calls
+    inside keep their own budgets (the earlier deadline wins); without a budget it does nothing."""
+    saved = _state.limit
+    if saved is not None and saved[0] - time.monotonic() < seconds:
+        _state.limit = (time.monotonic() + seconds, seconds,
+                        min(_SLACK_MAX_S, _SLACK_FRACTION * seconds))
+    try:
+        yield
+    finally:
+        _state.limit = saved
 
 
 def remaining(limit: float | None = None) -> float | None:

@@ -44,7 +44,7 @@ from igestbench.run.progress import LiveFigures, Progress
 from igestbench.run.stopping import StopState, stop_signals
 from igestbench.run.summary import phase_line
 from igestbench.run.thresholds import evaluate, parse_threshold
-from igestbench.run.workers import WORKLOADS, WorkerSpec, run_workers
+from igestbench.run.workers import PREPARATION_FILES, WORKLOADS, WorkerSpec, run_workers
 from igestbench.workloads import RunTag
 from igestbench.workloads.ids_ingest import Payload, make_payloads, size_label
 from igestbench.workloads.journal_io import JournalWriteError
@@ -65,8 +65,6 @@ EXIT_WRITE = 7
 LOCAL_ACCOUNT = Credentials(
     "simple", "ingest", "ingest", source="the built-in catalogue's ingest account"
 )
-#: NeXus files a worker ingests to prepare the workloads other than the full cycle.
-PREPARATION_FILES = {"single-query": 3, "burst": 1, "multi-query": 1, "ids": 1}
 #: The IDS clients: python-icat's when --flavour names it, and always the lean one.
 IDS_FLAVOURS = ("python-icat", "lean")
 
@@ -210,6 +208,8 @@ class Runner:
                 probe_section = probe_facts(target.client)
                 writer.set_section("probe", probe_section)
                 self.progress.finish(probe_summary(probe_section))
+                if probe_section["http"]["status"] is not None:  # else the checks say why
+                    self._say_estimate(target)
                 if target.client.insecure:
                     self.progress.note(INSECURE_NOTICE)
                     writer.append("notes", INSECURE_NOTICE)
@@ -321,6 +321,18 @@ class Runner:
             writer.append("notes", note)
 
     # --- parts ---------------------------------------------------------------------------
+
+    def _say_estimate(self, target: Target) -> None:
+        """How long the run will be, where the target's answer time makes it long."""
+        from igestbench.run import estimate
+
+        try:
+            answer = estimate.answer_ms(target.client)
+        except Sv7Error:
+            return  # the checks, or reaching the target, say why it does not answer
+        line = estimate.estimate_line(self.config, answer)
+        if line is not None:
+            self.progress.note(line)
 
     def _reach(self, target: Target, attempts: int = 3) -> str:
         """Connect and log in before measuring: the API version, or a clear failure.

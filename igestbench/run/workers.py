@@ -68,6 +68,8 @@ from igestbench.workloads.ids_ingest import Payload, run_ids_ingest
 from igestbench.workloads.ingest import Ingestor
 
 WORKLOADS = ("full-cycle", "single-query", "burst", "multi-query")
+#: NeXus files a worker ingests to prepare the workloads other than the full cycle.
+PREPARATION_FILES = {"single-query": 3, "burst": 1, "multi-query": 1, "ids": 1}
 #: How long workers may take to connect, log in and prepare before the start is called off.
 START_TIMEOUT_S = 120.0
 STREAM_INTERVAL_S = 0.5

@@ -69,6 +69,9 @@ class VerifyOptions:
     #: every few minutes, must not create anything on a production catalogue.
     read_only: bool = False
     debug: bool = False
+    #: The longest the checks may take together, in seconds (sv7 check --deadline); once it
+    #: has run out no check starts, and a call in flight ends by it (None: no bound).
+    deadline: float | None = None
 
     def account(self, role: str) -> Account | None:
         return next((a for a in self.accounts if a.role == role), None)
@@ -137,7 +140,8 @@ OPTIONS: tuple[Option, ...] = (
         {
             "type": Path,
             "metavar": "FILE",
-            "help": "sv7.toml whose [credentials] give the accounts (default ./sv7.toml if there)",
+            "help": "sv7.toml whose [credentials] give the accounts, and [check] sv7 check's "
+            "options (default ./sv7.toml if there)",
         },
         pytest_flags=("--sv7-config",),
     ),

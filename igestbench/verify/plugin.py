@@ -18,8 +18,10 @@ it has no assertions to rewrite.
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Generator, Mapping
+import time
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +29,7 @@ import pytest
 
 from igestbench import redaction
 from igestbench.client.base import ClientConfig
+from igestbench.client.deadline import budget, grace
 from igestbench.errors import Sv7Error, UsageError
 from igestbench.results.scoring import Scores, score_target
 from igestbench.verify.diagnosis import Diagnosis, diagnose, diagnose_skip
@@ -49,6 +52,13 @@ TIMED_OUT_KEY = pytest.StashKey[str]()
 #: verdict (a trickling server made sv7 check --timeout 5 take 70 s).
 BASIC_PARTS = frozenset({"connectivity", "tls", "soap", "session"})
 TIMEOUTS = frozenset({"connect-timeout", "timeout"})
+#: When the checks' overall deadline ends (time.monotonic()), where one is set (--deadline).
+DEADLINE_KEY = pytest.StashKey[float]()
+#: How a check the deadline kept from starting, or cut off, is recorded (a skip's reason).
+OUT_OF_TIME = "not done: the deadline"
+#: A cleanup (a logout) after the deadline ran out still gets this long, or --timeout if
+#: shorter: the probe logs out of what it opened, and ends soon after its deadline.
+CLEANUP_GRACE_S = 5.0
 #: Prefix of the user properties that carry facts for scoring and perfdata.
 FACT_PREFIX = "sv7:"
 _VERSION_SPEC = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(\d+(?:\.\d+)*)\s*$")
@@ -104,6 +114,28 @@ class Recorder:
         self._entries: dict[str, _Entry] = {}
         #: modules of the checks that could not be collected (imported), with pytest's reason
         self.collection_errors: list[str] = []
+        #: when the checks began: the deadline counts from here
+        self.started = time.monotonic()
+        #: the checks the deadline kept from starting or cut off, in order
+        self.out_of_time: list[str] = []
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+        with within_deadline(item.config):
+            return (yield)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        with within_deadline(item.config):
+            return (yield)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_teardown(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> Generator[None, None, None]:
+        # fixtures' teardowns are cleanups (logouts): after the deadline each gets its grace
+        with within_deadline(item.config, cleanup=True):
+            return (yield)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -139,6 +171,18 @@ class Recorder:
         if report.skipped:
             entry.outcome = "skipped"
             entry.diagnosis = diagnose_skip(str(excinfo.value))
+            if str(excinfo.value).startswith(OUT_OF_TIME):
+                self.out_of_time.append(key)
+        elif report.failed and past_deadline(item.config) and (
+            diagnose(excinfo.value).cause in TIMEOUTS
+        ):
+            # the deadline's budget ended its call: not the target's verdict but the probe's
+            # bound (a check that failed for its own reason before then keeps its failure)
+            entry.outcome = "skipped"
+            entry.diagnosis = diagnose_skip(f"{OUT_OF_TIME} ran out during this check")
+            self.out_of_time.append(key)
+            if not item.config.stash[OPTIONS_KEY].debug:
+                report.longrepr = entry.diagnosis.line()
         elif report.failed:
             entry.outcome = "failed" if call.when == "call" else "error"
             entry.diagnosis = diagnose(excinfo.value)
@@ -220,10 +264,41 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(str(exc)) from None
     config.stash[OPTIONS_KEY] = recorder.options
     config.stash[VERSION_KEY] = None
+    if recorder.options.deadline is not None:
+        config.stash[DEADLINE_KEY] = recorder.started + recorder.options.deadline
     # pytest's log capture shows the records of a failed check: no secret in them either
     redaction.install_record_redaction()
     for account in recorder.options.accounts:
         redaction.remember(account.password)
+
+
+def past_deadline(config: pytest.Config) -> bool:
+    """Whether the checks' overall deadline (if any) has run out."""
+    end = config.stash.get(DEADLINE_KEY, None)
+    return end is not None and time.monotonic() >= end
+
+
+@contextlib.contextmanager
+def within_deadline(config: pytest.Config, cleanup: bool = False) -> Iterator[None]:
+    """Every call of the block ends by the overall deadline (if any): a call in flight when it
+    runs out fails as a timeout (:mod:`igestbench.client.deadline`). ``cleanup``: the block
+    gets its grace after the deadline (see :func:`cleaning_up`)."""
+    end = config.stash.get(DEADLINE_KEY, None)
+    if end is None:
+        yield
+        return
+    with budget(max(end - time.monotonic(), 0.0)):
+        if cleanup:
+            with cleaning_up(config.stash[OPTIONS_KEY]):
+                yield
+        else:
+            yield
+
+
+def cleaning_up(options: VerifyOptions) -> contextlib.AbstractContextManager[None]:
+    """Around a logout: after the overall deadline it still gets CLEANUP_GRACE_S (or
+    --timeout if shorter); without a deadline nothing changes."""
+    return grace(min(CLEANUP_GRACE_S, options.timeout))
 
 
 def client_config(options: VerifyOptions) -> ClientConfig:
@@ -246,7 +321,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if options.target is None:
         return
     try:
-        with RawSoap(client_config(options)) as soap:
+        with within_deadline(config), RawSoap(client_config(options)) as soap:
             config.stash[VERSION_KEY] = soap.api_version
     except Sv7Error as exc:
         config.stash[VERSION_ERROR_KEY] = diagnose(exc).cause or ""
@@ -313,6 +388,9 @@ def version_satisfies(version: str, spec: str) -> bool:
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     stash, timeout = item.config.stash, item.config.stash[OPTIONS_KEY].timeout
+    if past_deadline(item.config):
+        deadline = item.config.stash[OPTIONS_KEY].deadline
+        pytest.skip(f"{OUT_OF_TIME} ({deadline:g} s) ran out before this check")
     timed_out = stash.get(TIMED_OUT_KEY, None)
     if timed_out is not None:
         pytest.skip(f"not attempted: {timed_out} got no answer within --timeout "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,10 @@ class VerificationResult:
     exit_status: int = 0
     #: modules of the checks that could not be imported, each with pytest's reason
     collection_errors: tuple[str, ...] = ()
+    #: the checks the options' deadline kept from starting or cut off (ids, in order)
+    out_of_time: tuple[str, ...] = ()
+    #: how long the checks took, in seconds
+    elapsed_s: float = 0.0
 
     @property
     def failed(self) -> tuple[CheckRecord, ...]:
@@ -157,4 +162,6 @@ def run_verification(
         facts=dict(recorder.facts),
         exit_status=int(status),
         collection_errors=tuple(recorder.collection_errors),
+        out_of_time=tuple(recorder.out_of_time),
+        elapsed_s=time.monotonic() - recorder.started,
     )
