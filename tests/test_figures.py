@@ -425,3 +425,24 @@ def test_the_figures_of_an_entry_left_out_are_not_shown(tmp_path: Path) -> None:
             entry["concurrency"])  # fmt: skip
     assert any(row.key[:4] == gone for row in compute_summary(json.loads(current.read_text())))
     assert not any(row.key[:4] == gone for row in summary_rows(result))
+
+
+def test_a_campaign_edited_after_merge_shows_the_measurements(tmp_path: Path) -> None:
+    # a sealed campaign's rows were checked at merge and are read as they are; an edit breaks
+    # the seal, and the report then checks and computes again (999 ms is not shown)
+    from igestbench.results.campaign import dump_campaign, load_campaign
+    from igestbench.results.merge import merge
+
+    (current,) = (FIXTURES / "v2").glob("*.json")
+    dump_campaign(merge([current]).document, tmp_path / "c.json", sealed=True)
+    (run,) = load_campaign(tmp_path / "c.json").runs
+    measured = compute_summary(json.loads(current.read_text()))
+    assert summary_rows(run.result) == measured
+    doc = json.loads((tmp_path / "c.json").read_text())
+    rows = doc["runs"][0]["result"]["summary"]
+    i = next(i for i, row in enumerate(rows) if row["unit"] == "ms" and row["value"])
+    rows[i]["value"], rows[i]["text"] = 999.0, "999 ms"
+    (tmp_path / "c.json").write_text(json.dumps(doc))
+    campaign = load_campaign(tmp_path / "c.json")
+    assert summary_rows(campaign.runs[0].result) == measured
+    assert [d.where for d in campaign.damaged] == [f"summary[{i}]"]

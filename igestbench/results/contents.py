@@ -351,6 +351,25 @@ def checked(doc: JSONObject) -> tuple[JSONObject, tuple[Damage, ...]]:
     return out, tuple(damages)
 
 
+#: Documents whose ``summary`` rows were checked against their measurements by merge, as a
+#: sealed campaign file holds them (results/seal.py), by id (the document kept with it).
+_VOUCHED: dict[int, Mapping[str, Any]] = {}
+_VOUCHED_LIMIT = 4096
+
+
+def vouch(doc: Mapping[str, Any]) -> None:
+    """``doc``'s summary rows are what its measurements give: merge checked them (:func:`checked`
+    left out any other) and the seal shows nothing changed since."""
+    if len(_VOUCHED) >= _VOUCHED_LIMIT:
+        _VOUCHED.clear()
+    _VOUCHED[id(doc)] = doc
+
+
+def vouched(doc: Mapping[str, Any]) -> bool:
+    """Whether :func:`vouch` was said of this very document."""
+    return _VOUCHED.get(id(doc)) is doc
+
+
 def _entry_of(section: str, item: Mapping[str, Any]) -> tuple[Any, ...]:
     """What a benchmarks or sweeps entry's summary rows share: (workload, interface, flavour,
     clients), as :class:`~igestbench.results.rows.SummaryRow` spells them."""

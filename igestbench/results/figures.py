@@ -72,6 +72,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from igestbench.results.campaign import Campaign, CampaignRun
+from igestbench.results.contents import vouched
 from igestbench.results.format import DEFAULT_INTERFACE
 from igestbench.results.formatting import format_number, format_value
 from igestbench.results.loader import ResultFile
@@ -648,7 +649,19 @@ def summary_rows(result: ResultFile | Mapping[str, Any]) -> list[SummaryRow]:
     cached = _READ.get(id(doc))
     if cached is not None and cached[0] is doc:  # the tables and every chart ask per run
         return list(cached[1])
-    rows = compute_summary(doc)
+    stored = doc.get("summary")
+    if vouched(doc) and isinstance(stored, list):
+        # merge checked these rows against the measurements, and the seal says no edit since:
+        # read as they are (computing them again costs a 900-run report over a second)
+        rows = [row for item in stored if isinstance(item, Mapping)
+                and (row := SummaryRow.from_dict(item)) is not None]
+        if doc.get("scale") and not any(row.workload == SCALE for row in rows):
+            # written before the scale part's figures were in the summary: the same rules
+            run = doc.get("run") if isinstance(doc.get("run"), Mapping) else {}
+            assert isinstance(run, Mapping)
+            rows += section_rows("scale", doc.get("scale"), run)
+    else:
+        rows = compute_summary(doc)
     remember(doc, rows)
     return rows
 

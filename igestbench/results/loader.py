@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from igestbench.results.contents import Damage, checked
+from igestbench.results.contents import Damage, checked, vouch
 from igestbench.results.format import (
     CHECKED_METADATA,
     DEFAULT_INTERFACE,
@@ -186,7 +186,9 @@ def result_from_document(doc: JSONObject, path: str | os.PathLike[str]) -> Resul
 
 def checked_result(doc: JSONObject, path: str | os.PathLike[str]) -> ResultFile:
     """A document that :func:`result_from_document` made (merge's, in a sealed campaign file:
-    results/seal.py): already checked, upgraded and without damaged parts, so only viewed."""
+    results/seal.py): already checked, upgraded and without damaged parts, so only viewed; its
+    summary rows, checked against its measurements, may be read as they are."""
+    vouch(doc)
     return _view(Path(path), doc["version"], doc)
 
 
