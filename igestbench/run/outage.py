@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 from igestbench.client import Catalogue, TransportCause, TransportFailure
+from igestbench.client.repeats import GATEWAY_STATUSES
 from igestbench.errors import TransportError
 from igestbench.icat.beans import Bean
 from igestbench.icat.entity_info import EntityInfo
@@ -39,8 +40,6 @@ T = TypeVar("T")
 
 _SILENT = frozenset({TransportCause.REFUSED, TransportCause.CONNECT_TIMEOUT, TransportCause.TIMEOUT,
                      TransportCause.CONNECTION})
-#: Statuses of a proxy or load balancer in front of a catalogue that is not there.
-GATEWAY_STATUSES = frozenset({502, 503, 504})
 FIRST_POLL_S = 0.1
 MAX_POLL_S = 2.0
 DEFAULT_WAIT_S = 120.0
