@@ -21,17 +21,16 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from igestbench.client import Catalogue, TransportFailure, connect
+from igestbench.client import Catalogue, TransportFailure
+from igestbench.client.repeats import RepeatPolicy, own_client
 from igestbench.client.server_clock import server_clock
-from igestbench.client.transport import TransportCause
 from igestbench.errors import Sv7Error
 from igestbench.icat.endpoint import endpoint_of
-from igestbench.icat.faults import IcatError, IcatInternal
+from igestbench.icat.faults import IcatError
 from igestbench.results.server_clock import CREATE_TIME, DATE_HEADER, LOCAL, clock_record
 from igestbench.workloads import CatalogueIdentity, Journal, RunTag
 from igestbench.workloads.clock_facility import NoCreateTime, clock_from_create
@@ -45,18 +44,16 @@ from igestbench.workloads.tree_delete import CleanupProgress
 if TYPE_CHECKING:
     from igestbench.run.runner import Target
 
-_T = TypeVar("_T")
-#: tries of a cleanup (its login, survey and deletes) when a connection is lost or an INTERNAL
-#: fault comes, a second apart: one dropped connection stopped the run as "unreachable"
-CLEAN_ATTEMPTS = 3
-RETRY_PAUSE_S = 1.0
-
 
 class RunJournal:
     """The journal of one run and the counts of its cleanups."""
 
     def __init__(
-        self, result_file: Path, tag: RunTag, progress: CleanupProgress | None = None
+        self,
+        result_file: Path,
+        tag: RunTag,
+        progress: CleanupProgress | None = None,
+        repeats: RepeatPolicy | None = None,
     ) -> None:
         self.path = journal_path_for(result_file)
         self.tag = tag
@@ -74,6 +71,8 @@ class RunJournal:
         #: files removed from the IDS's storage, and those that could not be (with why)
         self.files_deleted = 0
         self.files_left: list[str] = []
+        #: how the cleanups' calls are repeated when lost, and how many were
+        self.repeats = repeats or RepeatPolicy()
         #: where the server's clock came from (results/server_clock.py), once started
         self.server_clock: dict[str, Any] | None = None
 
@@ -82,7 +81,7 @@ class RunJournal:
         url = endpoint_of(target.url).service_url
         problem = "no Date header in the answer"
         try:
-            client_time, server_time = server_clock(target.client)
+            client_time, server_time = self.repeats.call(lambda: server_clock(target.client))
         except TransportFailure as exc:  # the WSDL's URL filtered (a proxy): our clock, wider
             client_time, server_time = dt.datetime.now(dt.UTC), None
             problem = f"the WSDL's URL could not be read for its Date header ({exc})"
@@ -127,8 +126,9 @@ class RunJournal:
                             problem if source == LOCAL else None)
 
     def _login(self, target: Target) -> Catalogue:
-        # the lean client: a cleanup is many small queries, and it spends the least per call
-        catalogue = connect(target.client, "lean")
+        # the lean client: a cleanup is many small queries, and it spends the least per call;
+        # each call safe to repeat is repeated when its connection is lost (client/repeats.py)
+        catalogue = own_client(target.client, "lean", self.repeats)
         try:
             catalogue.login(target.credentials.authenticator, target.credentials.as_login())
         except BaseException:
@@ -168,28 +168,13 @@ class RunJournal:
         """Remove what one group of workers created, right after it; mark the journal so."""
         if not self.started:
             return
-        report = self._retrying(target, lambda catalogue: self._clean(catalogue, target))
+        catalogue = self._login(target)
+        try:
+            report = self._clean(catalogue, target)
+        finally:
+            catalogue.close()
         if report.complete and not self.foreign:  # every root of the run went
             Journal(self.path).mark_cleaned()  # no worker is running now
-
-    def _retrying(self, target: Target, work: Callable[[Catalogue], _T]) -> _T:
-        """``work`` with a fresh login, again (a second apart) when a connection was lost or
-        an INTERNAL fault came: a flaky server answers a few calls so, and one of them must not
-        stop the run nor leave its objects. Each try surveys anew, so nothing is counted or
-        deleted twice; a refusal, a timeout or a server gone fails at once, as before."""
-        for attempt in range(1, CLEAN_ATTEMPTS + 1):
-            try:
-                catalogue = self._login(target)
-                try:
-                    return work(catalogue)
-                finally:
-                    catalogue.close()
-            except (TransportFailure, IcatInternal) as exc:
-                flaky = isinstance(exc, IcatInternal) or exc.cause is TransportCause.CONNECTION
-                if not flaky or attempt == CLEAN_ATTEMPTS:
-                    raise
-                time.sleep(RETRY_PAUSE_S)
-        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
     def check_outcomes(self, errors: Iterable[str | None]) -> None:
         """Raise :class:`JournalWriteError` when a worker could not write the journal: the run
@@ -206,12 +191,13 @@ class RunJournal:
         section: dict[str, Any]
         if not self.started:
             return {"deleted": 0, "already_gone": 0, "left": 0, "journal": None}
-        def clean_and_count(catalogue: Catalogue) -> int:
-            self._clean(catalogue, target)
-            return count_left(catalogue, self.tag)
-
         try:
-            left = self._retrying(target, clean_and_count)
+            catalogue = self._login(target)
+            try:
+                self._clean(catalogue, target)
+                left = count_left(catalogue, self.tag)
+            finally:
+                catalogue.close()
             section = {"deleted": self.deleted, "already_gone": self.already_gone, "left": left}
         except (IcatError, TransportFailure) as exc:  # login refused, server gone: kept, said
             section = {"deleted": self.deleted, "already_gone": self.already_gone, "left": None,

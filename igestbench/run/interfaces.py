@@ -16,7 +16,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import requests
+
 from igestbench.client import ClientConfig
+from igestbench.client.repeats import RepeatPolicy
 from igestbench.client.rest_flavour import rest_base_url
 from igestbench.client.transport import (
     TransportFailure,
@@ -56,12 +59,16 @@ def probe_rest(config: ClientConfig) -> RestProbe:
     """Ask the target for its REST API's version, with the trust and timeouts of the run."""
     url = rest_version_url(config.url)
     endpoint = endpoint_of(config.url)
-    try:
+
+    def ask() -> requests.Response:
         with (
             transport_errors(url, timeout=call_budget(config)),
             http_session(config, endpoint, pool_size=1) as session,
         ):
-            response = session.get(url, timeout=timeouts(config), allow_redirects=False)
+            return session.get(url, timeout=timeouts(config), allow_redirects=False)
+
+    try:
+        response = RepeatPolicy().call(ask)  # one lost connection must not cost the REST part
     except TransportFailure as failure:
         return RestProbe(url, None, f"{failure.cause.value}: {failure.detail}")
     if response.status_code != 200:

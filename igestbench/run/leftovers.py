@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from igestbench.client import Catalogue, ClientConfig, connect
+from igestbench.client import Catalogue, ClientConfig
+from igestbench.client.repeats import own_client
 from igestbench.errors import Sv7Error, UsageError
 from igestbench.icat.credentials import Credentials
 from igestbench.icat.endpoint import endpoint_of
@@ -115,7 +116,9 @@ def _clean_locked(
         return outcome
     url = _url(journal, path, target)
     config, credentials = client(url)
-    catalogue = connect(config, "lean")  # many small queries: the client that spends least
+    # many small queries: the client that spends least; each safe to repeat is repeated when
+    # its connection is lost (client/repeats.py)
+    catalogue = own_client(config, "lean")
     try:
         _check_server(journal, path, catalogue)
         catalogue.login(credentials.authenticator, credentials.as_login())

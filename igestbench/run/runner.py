@@ -13,19 +13,19 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from igestbench import redaction
-from igestbench.client import ClientConfig, TransportFailure, connect
+from igestbench.client import ClientConfig, TransportFailure
+from igestbench.client.repeats import RepeatPolicy, own_client, repeated_note
 from igestbench.client.transport import INSECURE_NOTICE
 from igestbench.config import RunConfig, ServeConfig
 from igestbench.errors import Sv7Error
 from igestbench.icat.credentials import Credentials
-from igestbench.icat.faults import IcatInternal, IcatSession
+from igestbench.icat.faults import IcatSession
 from igestbench.measure.sampler import Sampler
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.nexus import generate_run
@@ -39,6 +39,7 @@ from igestbench.run.cleanup_progress import CleanupLines, cleanup_line
 from igestbench.run.data_service import IdsProbe, probe_ids
 from igestbench.run.out_dir import check_out_dir
 from igestbench.run.outage import OutageNotes, describe, merge_outages
+from igestbench.run.own_calls import through_outages
 from igestbench.run.probe import host_facts, probe_facts, probe_summary, target_of
 from igestbench.run.progress import LiveFigures, Progress
 from igestbench.run.stopping import StopState, stop_signals
@@ -79,10 +80,10 @@ class Target:
     #: kill -9, when the temporary folder outlives the run).
     ids_storage: str | None = None
 
-    def login_version(self, flavour: str = "lean") -> str:
+    def login_version(self, flavour: str = "lean", repeats: RepeatPolicy | None = None) -> str:
         """Log in and out once (a wrong password fails here, before anything is measured)
-        and answer the catalogue's API version."""
-        catalogue = connect(self.client, flavour)
+        and answer the catalogue's API version; a call lost on the way is repeated."""
+        catalogue = own_client(self.client, flavour, repeats)
         try:
             catalogue.login(self.credentials.authenticator, self.credentials.as_login())
             catalogue.logout()
@@ -146,6 +147,10 @@ class Runner:
         #: the target's IDS, when the ids part runs and the probe found one
         self.ids: IdsProbe | None = None
         self._payloads: tuple[Payload, ...] | None = None
+        #: how the run's own calls (cleanups, logins) are repeated when lost; how many were
+        self.repeats = RepeatPolicy()
+        #: the last group's workers found the target gone (their outage did not end)
+        self._gone = False
 
     def run(self) -> RunOutcome:
         """The whole run; SIGINT, SIGTERM and SIGHUP stop it with cleanup (see stopping.py)."""
@@ -200,7 +205,8 @@ class Runner:
             #: every part asked for ran: "complete" is written only then (an error nobody
             #: foresaw must not leave a file that says the run finished)
             measured = False
-            self.journal = RunJournal(writer.path, self.tag, CleanupLines(self.progress))
+            self.journal = RunJournal(writer.path, self.tag, CleanupLines(self.progress),
+                                      self.repeats)  # fmt: skip
             sampler = Sampler(interval_s=1.0)
             try:
                 self.progress.note(f"result file: {writer.path}")
@@ -291,6 +297,8 @@ class Runner:
                         cleaned = "cleaned up" if not self.journal.kept else "tried to clean up"
                         note = f"interrupted ({stop.name}); {cleaned} what was created"
                         writer.append("notes", note)
+                    if self.repeats.repeated:
+                        writer.append("notes", repeated_note(self.repeats.repeated))
                     for note in self.terminal_notes():
                         writer.append("notes", note)
                     path = writer.finish(status)
@@ -334,18 +342,30 @@ class Runner:
         if line is not None:
             self.progress.note(line)
 
-    def _reach(self, target: Target, attempts: int = 3) -> str:
+    def _reach(self, target: Target) -> str:
         """Connect and log in before measuring: the API version, or a clear failure.
 
-        An INTERNAL fault is retried (a second apart): a flaky server answers a few calls that
-        way, and one of them must not cost the whole run; a refused login is not retried.
+        A call lost on the way, or answered with an INTERNAL fault, is repeated (a flaky
+        server answers a few calls that way, and one of them must not cost the whole run:
+        client/repeats.py); a refused login is not.
         """
-        for _ in range(attempts - 1):
-            try:
-                return target.login_version("zeep")
-            except IcatInternal:
-                time.sleep(1.0)
-        return target.login_version("zeep")
+        return target.login_version("zeep", self.repeats)
+
+    def _clean_group(self, target: Target, writer: ResultWriter, after: str) -> None:
+        """The cleanup after a group of workers, through an outage of the target (own_calls):
+        a lost call is repeated, a target that stopped answering is waited for
+        (--outage-wait), and only one that stays away stops the run as unreachable."""
+
+        def record(outage: dict[str, Any]) -> None:
+            writer.append("outages", outage)
+            writer.append("notes", describe(outage))
+
+        if self._gone:  # its workers waited the whole --outage-wait already: not twice
+            self.journal.clean_group(target)
+            return
+        through_outages(lambda: self.journal.clean_group(target), target.client,
+                        self.config.outage_wait, f"the cleanup after {after}",
+                        self.progress.note, record)  # fmt: skip
 
     def _parts(self, target: Target, writer: ResultWriter, sampler: Sampler) -> None:
         config = self.config
@@ -359,7 +379,7 @@ class Runner:
                         writer.append("benchmarks", entry)
                         writer.flush()
                         # after the entry is written: a target gone for good must not lose it
-                        self.journal.clean_group(target)
+                        self._clean_group(target, writer, f"{workload}/{flavour}/{level}")
         if self.ids is not None and self.ids.served:
             flavours = [f for f in IDS_FLAVOURS if f in config.flavours or f == "lean"]
             for flavour in flavours:
@@ -369,7 +389,7 @@ class Runner:
                     self.benchmarks.append(entry)
                     writer.append("benchmarks", entry)
                     writer.flush()
-                    self.journal.clean_group(target)  # the files too, through the IDS
+                    self._clean_group(target, writer, f"ids/{flavour}/{level}")  # files too
         if "sweep" in config.parts:
             from igestbench.run import load_sweep
 
@@ -388,7 +408,7 @@ class Runner:
             scale.scale(config, target, writer, self.progress, self.tag, self.journal.path,
                         self.interfaces, sampler)  # fmt: skip
             # the tree goes as soon as it is measured (10^5 Datafiles and up: polite)
-            self.journal.clean_group(target)
+            self._clean_group(target, writer, "scale")
 
     def _flavours(self, interface: str) -> tuple[str, ...]:
         """The clients that measure ``interface``: --flavour over SOAP, the rest client over
@@ -457,6 +477,8 @@ class Runner:
                 on_outage=notes.seen,
             )
         outages = merge_outages(run.outages, phase=phase)
+        # a worker waited the whole --outage-wait and the target did not come back
+        self._gone = any(o["end"] is None for o in outages) and not run.interrupted
         for outage in outages:
             writer.append("outages", outage)
             writer.append("notes", describe(outage))
