@@ -33,6 +33,7 @@ from igestbench.nexus import generate_run
 from igestbench.run.outage import guard
 from igestbench.run.progress import Progress
 from igestbench.run.runner import Runner
+from igestbench.run.workers import WorkerSpec, _prepare_dataset
 from igestbench.workloads import Journal, RunTag, WorkloadContext, run_full_cycle
 from tests.test_outage import free_port
 from tests.test_run import left_on_server
@@ -147,6 +148,34 @@ def test_a_measured_create_is_not_repeated(
     # one too), none of them again
     created = len(Journal.load(tmp_path / "j.jsonl"))
     assert dropping.sent[b":create>"] == created + 1
+
+
+@pytest.mark.parametrize("done", [False, True], ids=["lost before", "answer lost"])
+def test_a_workers_preparation_that_loses_a_call_is_done_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, done: bool
+) -> None:
+    """The untimed ingest before single-query or burst: one lost call cost the whole workload
+    of that worker (``single-query cut short by an outage``)."""
+    dropping = _Dropping(monkeypatch, {b":create>": 3}, done=done)
+    with LocalCatalogue(ServeConfig()) as cat:
+        client = guard(LeanCatalogue(ClientConfig(cat.service_url)), max_wait_s=5.0)
+        client.login("simple", {"username": "ingest", "password": "ingest"})
+        tag = RunTag.new("prepare")
+        ctx = WorkloadContext(client, get_profile("6.2"), tag, Journal(tmp_path / "j.jsonl"))
+        files = generate_run(tmp_path / "files", tag.name, 3)
+        spec = WorkerSpec(index=0, workload="single-query", flavour="lean",
+                          client=ClientConfig(cat.service_url), credentials=INGEST, tag=tag,
+                          journal_path=tmp_path / "j.jsonl", profile="6.2", files=tuple(files),
+                          count=10, batch_size=10, page_size=100)  # fmt: skip
+        dataset_id, targets = _prepare_dataset(ctx, spec)
+        (datasets,) = client.search(
+            f"SELECT COUNT(ds) FROM Dataset ds WHERE ds.investigation.facility.name = '{tag.name}'"
+        )
+        client.close()
+    assert not any(dropping.times.values())  # each of them was lost
+    assert len(targets) == 3 and len({t.id for t in targets}) == 3  # one Datafile a file
+    assert datasets == len({t["dataset"].id for t in targets})  # nothing made twice
+    assert dataset_id in {t["dataset"].id for t in targets}
 
 
 def _stopper(cat: LocalCatalogue, after: str, down_s: float | None) -> Any:

@@ -25,6 +25,7 @@ so the outage is recorded whole, and ends with an error.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import multiprocessing
 import multiprocessing.synchronize
@@ -42,6 +43,7 @@ from typing import Any
 from igestbench import redaction
 from igestbench.client import ClientConfig, TransportFailure, connect
 from igestbench.client.data_service import connect_data_service
+from igestbench.client.repeats import RepeatPolicy
 from igestbench.errors import Sv7Error, TransportError
 from igestbench.icat.credentials import Credentials
 from igestbench.icat.query import Condition, Query
@@ -123,15 +125,20 @@ Message = tuple[str, int, Any]
 
 
 def _prepare_dataset(ctx: WorkloadContext, spec: WorkerSpec) -> tuple[int, list[Any]]:
-    """Ingest the spec's files untimed; (Dataset id, the Datafiles with their Dataset)."""
-    setup = Ingestor(ctx.catalogue, ctx.profile, ctx.journal, ctx.timer)
+    """Ingest the spec's files untimed; (Dataset id, the Datafiles with their Dataset).
+
+    Not measured, so a file whose ingest lost a call is ingested again (each object is looked
+    up before it is created: what the cut try made is found, never made twice), and the search
+    after it repeated (client/repeats.py); one lost call must not cost the worker's workload."""
+    setup = Ingestor(ctx.catalogue, ctx.profile, ctx.journal, ctx.timer, resumable=True)
+    again = RepeatPolicy()
     for path in spec.files:
-        setup.ingest(path)
+        again.call(functools.partial(setup.ingest, path))
     ctx.recorder.drain()  # preparation is not measured
     mine = Query("Datafile").where(
         {"dataset.investigation.facility.name": Condition("=", ctx.tag.name)}
     )
-    targets = ctx.catalogue.search(mine.include("dataset"))
+    targets = again.call(lambda: ctx.catalogue.search(mine.include("dataset")))
     return int(targets[0]["dataset"].id), targets
 
 
@@ -210,13 +217,17 @@ def _work(
         # started with the stop signals blocked (run_workers): one that came while this process
         # was starting is raised here, inside the try, and ends it like any other
         unblock_stop_signals()
+        # connecting (the version, a WSDL) and logging in are not measured: a lost call is
+        # repeated (client/repeats.py); the workload's own calls never are
+        again = RepeatPolicy()
         catalogue = guard(
-            connect(spec.client, spec.flavour),
+            again.call(lambda: connect(spec.client, spec.flavour)),
             spec.outage_wait,
             lambda outage: out.put(("outage", spec.index, outage)),
         )
         try:
-            catalogue.login(spec.credentials.authenticator, spec.credentials.as_login())
+            again.call(lambda: catalogue.login(spec.credentials.authenticator,
+                                               spec.credentials.as_login()))  # fmt: skip
             ctx = WorkloadContext(
                 catalogue,
                 get_profile(spec.profile),

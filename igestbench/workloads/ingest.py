@@ -65,11 +65,15 @@ def lookup_query(profile: Profile, bean: Bean) -> Query:
 class Ingestor:
     """Ingests NeXus files into one catalogue, journaling what it creates."""
 
-    def __init__(self, catalogue: Catalogue, profile: Profile, journal: Journal, timer: Timer):
+    def __init__(self, catalogue: Catalogue, profile: Profile, journal: Journal, timer: Timer,
+                 *, resumable: bool = False):  # fmt: skip
         self.catalogue = catalogue
         self.profile = profile
         self.journal = journal
         self.timer = timer
+        #: look the Datafile up too before creating it, so that a file whose ingest was cut
+        #: (a lost call) can be ingested again — an untimed preparation, not the measured cycle
+        self.resumable = resumable
 
     def ingest(self, path: Path) -> Bean:
         """One full cycle for one file; returns the created Datafile (with its id)."""
@@ -79,8 +83,11 @@ class Ingestor:
             *parents, datafile = beans.in_creation_order()
             for bean in parents:
                 self._find_or_create(cycle, bean)
-            with cycle.step("create Datafile"):
-                self._create(datafile)
+            if self.resumable:
+                self._find_or_create(cycle, datafile)
+            else:
+                with cycle.step("create Datafile"):
+                    self._create(datafile)
         return datafile
 
     def _find_or_create(self, cycle: Measurement, bean: Bean) -> None:
