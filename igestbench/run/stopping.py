@@ -19,9 +19,20 @@ starting (a spawned interpreter importing its modules) must not die of a ``Keybo
 with a traceback, nor of a start cut in half by one: the runner starts workers with the stop
 signals kept back (:func:`starting_a_process`), a worker inherits them blocked and unblocks them
 (:func:`unblock_stop_signals`) once its handlers are in place, so a signal that came early is
-delivered there and stops it like any other. Workers never outlive the runner:
+delivered there and stops it like any other. The runner passes the signal it got on to its
+workers, so that a worker stopped by a SIGTERM says SIGTERM. Workers never outlive the runner:
 :func:`die_with_parent` asks Linux to kill them when it dies (``PR_SET_PDEATHSIG``) and, as a
 portable fallback, watches the parent's pid.
+
+A handler runs between two bytecodes of the main thread, wherever that is — also inside a
+finalizer or a weakref callback (``WeakValueDictionary``'s ``remove``, run when the garbage
+collector frees a value), where an exception cannot travel: Python prints ``Exception ignored
+in …`` with a traceback and drops it (tryout 4 #19). So while the handlers are installed,
+``sys.unraisablehook`` is ours too: a dropped :class:`Stopped` is not printed, and the same
+signal is sent to the main thread again :data:`RELAY_S` later (:func:`_relay`), when the
+finalizer has returned, where the handler raises it again — a real signal, so that a main thread
+blocked in a system call by then wakes as it did for the first. Anything else unraisable goes to
+the hook that was there before.
 """
 
 from __future__ import annotations
@@ -34,9 +45,10 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from types import FrameType
+from typing import Any
 
 #: The signals that stop a run with cleanup, by name.
 STOP_SIGNALS: dict[str, signal.Signals] = {
@@ -44,6 +56,8 @@ STOP_SIGNALS: dict[str, signal.Signals] = {
     "SIGTERM": signal.SIGTERM,
     **({"SIGHUP": signal.SIGHUP} if hasattr(signal, "SIGHUP") else {}),
 }
+#: After a stop was dropped (raised inside a finalizer), how long until it is raised again.
+RELAY_S = 0.05
 #: How often a worker looks whether its parent is still there (the fallback to pdeathsig).
 PARENT_CHECK_S = 0.2
 _PR_SET_PDEATHSIG = 1
@@ -69,6 +83,15 @@ class StopState:
     signum: int | None = None
     #: Set once the cleanup has begun: a signal is then noted, not raised.
     held: bool = False
+    #: The stop was raised (and not dropped by a finalizer: then it is raised again).
+    raised: bool = False
+    #: A dropped stop's signal is on its way again (the next one is that, not a second signal).
+    relaying: bool = False
+    #: The handlers are installed: a dropped stop is sent again only then.
+    active: bool = True
+    #: Whether a second signal is said on stderr (the runner's; a worker's is quiet).
+    announce: bool = True
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def hold(self) -> None:
         self.held = True
@@ -79,6 +102,23 @@ class StopState:
         if self.signum is not None and not self.held:
             raise Stopped(self.signum)
 
+    def take(self, signum: int) -> bool:
+        """A stop signal came (the handler's part): True when it must be raised now; says
+        so on stderr when it is a second signal while the cleanup runs."""
+        relayed, self.relaying = self.relaying, False
+        if self.signum is None:
+            self.signum = signum
+        if not self.active:
+            return False  # a dropped stop sent again after the handlers went: nothing to do
+        if not self.raised and not self.held:
+            self.raised = True
+            return True
+        if not relayed and self.announce:
+            name = signal.Signals(signum).name
+            print(f"sv7: {name} received; still cleaning up, please wait", file=sys.stderr,
+                  flush=True)  # fmt: skip
+        return False
+
     @property
     def name(self) -> str:
         return signal.Signals(self.signum or signal.SIGINT).name
@@ -88,10 +128,57 @@ class StopState:
         return exit_code(self.signum or signal.SIGINT)
 
 
+def _relay(state: StopState) -> None:
+    """Send the stop's signal to the main thread again, :data:`RELAY_S` from now (if the
+    handlers are still installed then)."""
+    signum = state.signum
+    main = threading.main_thread().ident
+    if signum is None or main is None:
+        return
+    state.raised, state.relaying = False, True
+
+    def send() -> None:
+        time.sleep(RELAY_S)
+        with state.lock:
+            if state.active:
+                signal.pthread_kill(main, signum)
+
+    threading.Thread(target=send, name="sv7-stop-relay", daemon=True).start()
+
+
+def _relay_dropped_stops(state: StopState) -> Callable[[], None]:
+    """From now on a :class:`Stopped` that Python dropped (raised inside a finalizer or a
+    weakref callback) is not printed but raised again (:func:`_relay`); the function returned
+    ends that."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, Stopped) and state.raised:
+            _relay(state)
+            return
+        previous(unraisable)
+
+    def end() -> None:
+        with state.lock:
+            state.active = False
+        _checkpoint()  # a signal sent again just before: handled now, by the handler still here
+        if sys.unraisablehook is hook:
+            sys.unraisablehook = previous
+
+    sys.unraisablehook = hook
+    return end
+
+
+def _checkpoint() -> None:
+    """Nothing: calling a Python function lets the interpreter run the handlers of signals
+    that came (it looks for them as a function begins)."""
+
+
 @contextlib.contextmanager
 def stop_signals() -> Iterator[StopState]:
     """Within the block, SIGINT, SIGTERM and SIGHUP raise :class:`Stopped` once, then are noted
-    only (as is any signal after :meth:`StopState.hold`).
+    only (as is any signal after :meth:`StopState.hold`). A stop dropped by a finalizer is
+    raised again (see the module docstring).
 
     Outside the main thread (where Python cannot install handlers) this does nothing.
     """
@@ -101,18 +188,15 @@ def stop_signals() -> Iterator[StopState]:
         return
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        first = state.signum is None
-        if first:
-            state.signum = signum
-        if first and not state.held:
+        if state.take(signum):
             raise Stopped(signum)
-        name = signal.Signals(signum).name
-        print(f"sv7: {name} received; still cleaning up, please wait", file=sys.stderr, flush=True)
 
     previous = {s: signal.signal(s, handler) for s in STOP_SIGNALS.values()}
+    end_relay = _relay_dropped_stops(state)
     try:
         yield state
     finally:
+        end_relay()
         for s, old in previous.items():
             signal.signal(s, old)
 
@@ -122,15 +206,16 @@ def worker_signals() -> StopState:
     process), once; after that, and after :meth:`StopState.hold`, a signal is ignored (the
     runner kills a worker that does not end in time).
     """
-    state = StopState()
+    state = StopState(announce=False)
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        if state.signum is None and not state.held:
-            state.signum = signum
-            raise KeyboardInterrupt(signal.Signals(signum).name)
+        if state.take(signum):
+            raise Stopped(signum)  # a KeyboardInterrupt naming the signal
 
     for s in STOP_SIGNALS.values():
         signal.signal(s, handler)
+    # for the process's lifetime: a stop dropped by a finalizer is raised again, not printed
+    _relay_dropped_stops(state)
     return state
 
 

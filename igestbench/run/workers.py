@@ -355,16 +355,18 @@ def run_workers(
             barrier.wait(timeout=START_TIMEOUT_S)  # broken: a worker failed; its outcome says why
         run.start_ns = time.perf_counter_ns()
         _collect(run, out, len(specs), on_records, on_outage, time.monotonic() + deadline_s)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         run.interrupted = True
         grace = STOP_GRACE_S
         # A Ctrl-C on a terminal reaches the workers too, a signal sent to this process alone
-        # (kill, timeout) does not: pass it on, then give them a moment to send what they have.
+        # (kill, timeout) does not: pass it on — the same one, so that a worker stopped by a
+        # SIGTERM says SIGTERM — then give them a moment to send what they have.
+        signum = getattr(stop, "signum", signal.SIGINT)
         with contextlib.suppress(KeyboardInterrupt):  # a second signal: noted (stopping.py)
             for worker in started:
                 if worker.is_alive() and worker.pid is not None:
                     with contextlib.suppress(OSError):
-                        os.kill(worker.pid, signal.SIGINT)
+                        os.kill(worker.pid, signum)
             _collect(run, out, len(specs), on_records, on_outage,
                      time.monotonic() + STOP_GRACE_S, started)  # fmt: skip
     finally:
