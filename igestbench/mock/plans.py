@@ -12,7 +12,8 @@ whole table), each bound of a range a quarter of that. A read estimated at more 
 average, a range covering most of a table): a read that runs on the loop and costs it more CPU
 time than the loop's budget (``inline_s`` of :meth:`Store.time_budget`; CPU, not wall time,
 which on a busy machine swells with the wait for a core) runs to its end where it is, and its
-statement (or ``get`` query) is remembered, so that from then on it runs in a worker.
+statement (or ``get`` query) is remembered; when its next run costs the loop as much, it
+runs in a worker from then on (one run over budget may have paid for something once).
 The plan and its estimate are worked out once per statement and statistics (the store refreshes
 them each time the rows it wrote double, so a table has at most doubled since).
 
@@ -86,7 +87,7 @@ class Plans:
         self.store = store
         self._plans: dict[tuple[int, str], Plan] = {}
         self._slow: dict[str, None] = {}
-        #: reads over budget once (only the second time makes them slow)
+        #: reads over budget the last time they ran (a second time in a row makes them slow)
         self._over_once: dict[str, None] = {}
         #: index name → (unique, columns); sqlite_stat1 per statistics: index → numbers
         self._indexes: dict[str, tuple[bool, int]] = {}
@@ -119,15 +120,17 @@ class Plans:
         # with the wait for a core, which says nothing of the read
         began = time.thread_time()
         yield
+        # Once over budget may be a cost paid once (a code path's first use, a garbage
+        # collection that fell on it): a read is sent to a worker for good when it is over
+        # budget twice in a row. Before, one cold first call sent every later ``get`` of its
+        # entity there (a hand-over that doubled the CPU time of each).
         if time.thread_time() - began > budget:
-            # Once over budget may be a cost paid once (a code path's first use, a garbage
-            # collection that fell on it): a read is sent to a worker for good on its second
-            # time. Before, one cold first call sent every later ``get`` of its entity there
-            # (a hand-over that doubled the CPU time of each).
             if key in self._over_once:
                 _keep(self._slow, key)
             else:
                 _keep(self._over_once, key)
+        elif self._over_once:
+            self._over_once.pop(key, None)
 
     def plan(self, sql: str, params: Sequence[Any]) -> Plan:
         """The plan of ``sql`` under the store's present statistics (worked out once)."""
