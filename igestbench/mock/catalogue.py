@@ -26,7 +26,8 @@ from igestbench.icat.faults import IcatInternal
 from igestbench.icat.schema import get_profile
 from igestbench.icat.wsdl import render_wsdl, render_xsd
 from igestbench.mock.auth import Authenticators, Sessions
-from igestbench.mock.http import BodySink, ConnectionFactory, HttpLimits, Request, Response
+from igestbench.mock.http import ConnectionFactory
+from igestbench.mock.http_messages import BodySink, HttpLimits, Request, Response
 from igestbench.mock.ids.server import LocalIds
 from igestbench.mock.jpql import prepare_parser
 from igestbench.mock.rest import REST_PREFIX, RestEndpoint, error_response
