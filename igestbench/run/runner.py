@@ -361,6 +361,7 @@ class Runner:
             writer.append("notes", describe(outage))
 
         if self._gone:  # its workers waited the whole --outage-wait already: not twice
+            self._gone = False
             self.journal.clean_group(target)
             return
         through_outages(lambda: self.journal.clean_group(target), target.client,
