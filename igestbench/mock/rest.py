@@ -101,6 +101,11 @@ def _not_json(constant: str) -> None:
     raise ValueError(f"{constant} is not JSON")
 
 
+#: A login's reader: NaN and Infinity are Python's, not JSON's, and Parsson refuses them (made
+#: once: json.loads with an option would make a decoder at every login).
+_LOGIN_JSON = json.JSONDecoder(parse_constant=_not_json)
+
+
 def _login_refusal(text: str) -> str:
     """What a real ICAT answers (INTERNAL) a login ``json`` that is no JSON object.
 
@@ -331,8 +336,7 @@ class RestEndpoint:
         if text.lstrip(" \t\r\n")[:1] in ('"', "["):
             raise IcatInternal(_login_refusal(text))
         try:
-            # NaN and Infinity are Python's, not JSON's: Parsson refuses them
-            spec = json.loads(text, parse_constant=_not_json)
+            spec = _LOGIN_JSON.decode(text)
         except ValueError:
             raise IcatInternal(_login_refusal(text)) from None
         except RecursionError:  # deeper than Python's stack: what Parsson says past 1,000
