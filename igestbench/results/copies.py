@@ -2,8 +2,9 @@
 
 A coordinator collects partners' files by mail, shared folders and copies of copies, so the
 same run often arrives twice under different names (``SITEA_…-f331.json`` and ``dup.json``). A
-run is known by its site and its run id (``run.id``: the second it started and 16 random bits,
-so two runs of one site never share one). The copies of one run are told apart by their bytes:
+run is known by its site, its run id (``run.id``: the second it started and 16 random bits, so
+two runs of one site never share one) and its target (a run has one). The copies of one run
+are told apart by their bytes:
 
 * the same bytes (``identical``): counted once, from the file whose name sorts first; the other
   names are said, so that a count of files and a count of runs can be reconciled;
@@ -36,6 +37,9 @@ UNFINISHED = "unfinished"
 class _File(Protocol):
     @property
     def result(self) -> ResultFile: ...
+
+    @property
+    def target(self) -> str: ...
 
     @property
     def sha256(self) -> str: ...
@@ -79,9 +83,10 @@ def is_copy(entry: object) -> bool:
 def one_per_run(files: Iterable[F]) -> tuple[list[F], list[Copy], list[tuple[F, str]]]:
     """``files`` with each run once (see the module docstring); the copies counted once; and
     the files of conflicting copies, each with the reason it is skipped."""
-    runs: dict[tuple[str, str], list[F]] = {}
+    runs: dict[tuple[str, str, str], list[F]] = {}
     for item in files:
-        runs.setdefault((item.result.site.casefold(), item.result.run_id), []).append(item)
+        key = (item.result.site.casefold(), item.result.run_id, item.target)
+        runs.setdefault(key, []).append(item)
     kept: list[F] = []
     copies: list[Copy] = []
     conflicts: list[tuple[F, str]] = []
