@@ -20,7 +20,7 @@ from igestbench.config import ServeConfig
 from igestbench.icat.beans import Bean
 from igestbench.mock import create_fast, gc_pause, rest, rest_write
 from igestbench.mock.catalogue import LocalCatalogue
-from igestbench.mock.http import Request
+from igestbench.mock.http_messages import Request
 from igestbench.mock.store import Store
 from tests.test_create_fast import Side
 from tests.test_create_fast import _file as soap_file

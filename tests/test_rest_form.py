@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, quote, unquote_to_bytes
 import pytest
 
 from igestbench.mock import rest
-from igestbench.mock.http import Request
+from igestbench.mock.http_messages import Request
 
 #: pieces a body is made of: escapes (good, lone, of UTF-8, of = and %), quoted-printable's
 #: own marks (=, soft line breaks, _), pluses, raw non-ASCII bytes, separators

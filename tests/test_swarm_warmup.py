@@ -18,7 +18,7 @@ import pytest
 
 from igestbench.config import FaultKnobs, ServeConfig
 from igestbench.mock.catalogue import CatalogueApp, LocalCatalogue
-from igestbench.mock.http import Request, Response
+from igestbench.mock.http_messages import Request, Response
 from tests.swarm_support import Swarm, left_below, needs_locust, no_traceback
 
 #: Every call of the catalogue takes this long, logins too: logins sent together overlap.

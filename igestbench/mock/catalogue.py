@@ -26,8 +26,10 @@ from igestbench.icat.faults import IcatInternal
 from igestbench.icat.schema import get_profile
 from igestbench.icat.wsdl import render_wsdl, render_xsd
 from igestbench.mock.auth import Authenticators, Sessions
-from igestbench.mock.http import BodySink, ConnectionFactory, HttpLimits, Request, Response
+from igestbench.mock.http import ConnectionFactory
+from igestbench.mock.http_messages import BodySink, HttpLimits, Request, Response
 from igestbench.mock.ids.server import LocalIds
+from igestbench.mock.jpql import prepare_parser
 from igestbench.mock.rest import REST_PREFIX, RestEndpoint, error_response
 from igestbench.mock.seed import seed_new_database
 from igestbench.mock.service import IcatService
@@ -194,6 +196,7 @@ class LocalCatalogue:
     def __init__(self, config: ServeConfig | None = None) -> None:
         self.config = config or ServeConfig()
         self.profile = get_profile(self.config.profile)
+        prepare_parser()  # before any request: the first query would pay for it on the loop
         self.store = Store(self.profile, self.config.db)
         authenticators = Authenticators(self.config.accounts, self.config.friendly_names)
         self.service = IcatService(

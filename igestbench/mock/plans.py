@@ -12,7 +12,8 @@ whole table), each bound of a range a quarter of that. A read estimated at more 
 average, a range covering most of a table): a read that runs on the loop and costs it more CPU
 time than the loop's budget (``inline_s`` of :meth:`Store.time_budget`; CPU, not wall time,
 which on a busy machine swells with the wait for a core) runs to its end where it is, and its
-statement (or ``get`` query) is remembered, so that from then on it runs in a worker.
+statement (or ``get`` query) is remembered; when its next run costs the loop as much, it
+runs in a worker from then on (one run over budget may have paid for something once).
 The plan and its estimate are worked out once per statement and statistics (the store refreshes
 them each time the rows it wrote double, so a table has at most doubled since).
 
@@ -86,6 +87,8 @@ class Plans:
         self.store = store
         self._plans: dict[tuple[int, str], Plan] = {}
         self._slow: dict[str, None] = {}
+        #: reads over budget the last time they ran (a second time in a row makes them slow)
+        self._over_once: dict[str, None] = {}
         #: index name → (unique, columns); sqlite_stat1 per statistics: index → numbers
         self._indexes: dict[str, tuple[bool, int]] = {}
         self._stat: tuple[int, dict[str, list[int]]] = (-1, {})
@@ -117,11 +120,17 @@ class Plans:
         # with the wait for a core, which says nothing of the read
         began = time.thread_time()
         yield
+        # Once over budget may be a cost paid once (a code path's first use, a garbage
+        # collection that fell on it): a read is sent to a worker for good when it is over
+        # budget twice in a row. Before, one cold first call sent every later ``get`` of its
+        # entity there (a hand-over that doubled the CPU time of each).
         if time.thread_time() - began > budget:
-            if len(self._slow) >= _KEPT:
-                with contextlib.suppress(KeyError, RuntimeError, StopIteration):
-                    self._slow.pop(next(iter(self._slow)))  # another thread may be at it too
-            self._slow[key] = None
+            if key in self._over_once:
+                _keep(self._slow, key)
+            else:
+                _keep(self._over_once, key)
+        elif self._over_once:
+            self._over_once.pop(key, None)
 
     def plan(self, sql: str, params: Sequence[Any]) -> Plan:
         """The plan of ``sql`` under the store's present statistics (worked out once)."""
@@ -225,3 +234,11 @@ class Plans:
             columns = len(conn.execute(f'PRAGMA index_info("{name}")').fetchall())
             known = self._indexes[name] = (unique, columns)
         return known
+
+
+def _keep(kept: dict[str, None], key: str) -> None:
+    """Add ``key`` to ``kept``, which forgets its oldest beyond :data:`_KEPT` keys."""
+    if len(kept) >= _KEPT:
+        with contextlib.suppress(KeyError, RuntimeError, StopIteration):
+            kept.pop(next(iter(kept)))  # another thread may be at it too
+    kept[key] = None

@@ -27,7 +27,7 @@ from igestbench.icat.faults import (
     IcatInternal,
 )
 from igestbench.mock import java_json
-from igestbench.mock.http import Response
+from igestbench.mock.http_messages import Response
 from igestbench.mock.port_export import Exporter
 from igestbench.mock.port_format import FILE_NAME
 from igestbench.mock.port_import import DUPLICATE_ACTIONS, Importer

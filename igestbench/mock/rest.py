@@ -44,7 +44,7 @@ from igestbench.icat.faults import (
 from igestbench.mock import rest_routes
 from igestbench.mock.create_fast_json import create_many_json
 from igestbench.mock.gc_pause import collector_held
-from igestbench.mock.http import Request, Response
+from igestbench.mock.http_messages import Request, Response
 from igestbench.mock.port import PortEndpoint
 from igestbench.mock.rest_write import write
 from igestbench.mock.service import IcatService

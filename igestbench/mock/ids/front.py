@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
-from igestbench.mock.http import Request, Response
+from igestbench.mock.http_messages import Request, Response
 from igestbench.mock.ids.errors import (
     NOT_SERVED_BODY,
     BadRequestException,

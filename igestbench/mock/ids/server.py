@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from igestbench.errors import UsageError
-from igestbench.mock.http import BodySink, Request, Response
+from igestbench.mock.http_messages import BodySink, Request, Response
 from igestbench.mock.http_stream import Consumer, ThreadSink, ThreadStream
 from igestbench.mock.ids.front import CORS, IDS_PREFIX, OCTETS, Call, IdsFront, Params
 from igestbench.mock.ids.service import Download, IdsService

@@ -9,6 +9,7 @@ bound parameters (never literal values in the SQL text), using the table layout 
 
 from igestbench.mock.jpql.compiler import compile_get, compile_ids, compile_search
 from igestbench.mock.jpql.model import CompiledGet, CompiledSearch, IncludeNode
+from igestbench.mock.jpql.parser import prepare as prepare_parser
 
 __all__ = [
     "CompiledGet",
@@ -17,4 +18,5 @@ __all__ = [
     "compile_get",
     "compile_ids",
     "compile_search",
+    "prepare_parser",
 ]

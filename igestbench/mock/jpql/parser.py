@@ -319,6 +319,13 @@ class _Link:
     expr: s.Expr | None
 
 
+def prepare() -> None:
+    """Build the parser now (about 0.4 s of CPU): a catalogue does it before it answers, so that
+    its first query does not pay for it — on the event loop, where a read that costs more than
+    the loop's budget is sent to a worker thread from then on (mock/plans.py)."""
+    _lark()
+
+
 @functools.cache
 def _lark() -> Lark:
     grammar = resources.files(__package__).joinpath("grammar.lark").read_text(encoding="utf-8")
