@@ -68,4 +68,5 @@ def test_a_phase_read_before_this_says_too_short_to_sample_not_no_client(
     assert net.categories == ("idle", "full-cycle/rest/1", "burst/rest/1")
     page = render_html(build_report(campaign))
     assert "burst/rest/1 (too short to sample)" in page
-    assert "marked “too short to sample”, ended before the sampler read its clients" in page
+    assert "marked “too short to sample”, ended before the sampler read its clients (a load " \
+           "sweep's step shorter than the sampling interval" in page
