@@ -68,5 +68,23 @@ def test_a_phase_read_before_this_says_too_short_to_sample_not_no_client(
     assert net.categories == ("idle", "full-cycle/rest/1", "burst/rest/1")
     page = render_html(build_report(campaign))
     assert "burst/rest/1 (too short to sample)" in page
-    assert "marked “too short to sample”, ended before the sampler read its clients (a load " \
-           "sweep's step shorter than the sampling interval" in page
+    assert "marked “too short to sample”, ended before the sampler read its clients (a phase " \
+           "shorter than the sampling interval of 1 s" in page
+
+
+def test_a_sweep_step_shorter_than_a_sampling_interval_has_a_reading_of_its_client() -> None:
+    """A load sweep's step (the quick tour's are 0.5 s) is read before its load threads exit:
+    an ended thread's CPU cannot be read, so without that reading the step had no bar."""
+    from igestbench.measure.schedule import OpenLoop
+    from igestbench.measure.sweep import SweepConfig, run_sweep
+
+    def work(client: object) -> None:  # no server: the client's own CPU is what is read
+        sum(range(2000))
+
+    config = SweepConfig(slo_ms=60_000, max_rate=20, rates=[20], step_s=0.2, warmup_s=0)
+    with _NeverTicks() as sampler, OpenLoop(object, {"work": work}, workers=2) as load:
+        result = run_sweep(load, config, sampler, phase="sweep/lean")
+    assert [s.demanded_rate for s in result.steps] == [20]
+    (step,) = [s for s in sampler.series() if s.phase == "sweep/lean/20"]
+    assert max(step.client_capacity_percent) == 100.0  # the load threads: one client's worth
+    assert phase_client_use(step.to_dict()) is not None

@@ -10,7 +10,8 @@ clients': the OS counts bytes per interface, not per process), and memory %. Sam
 the phase current when their interval ends; switching phase
 (``with sampler.phase("full-cycle/zeep/4"):``) closes the running interval with a sample, so no
 interval straddles two phases. The runner also samples when a phase's workers have sent their
-last records (:meth:`Sampler.sample`), before they are reaped: an exited process has no CPU to
+last records, before they are reaped, and a sweep step when its load threads have made their
+calls, before they exit (:meth:`Sampler.sample`): an ended process or thread has no CPU to
 read, so a phase shorter than one interval would otherwise have no reading of its clients at
 all (its bar missing from the page's chart; TRYOUT4 #7).
 

@@ -307,10 +307,9 @@ TOO_SHORT = "too short to sample"
 
 def _cpu_category(phase: str, unread: bool) -> str:
     """A phase as the client CPU panel names it: a phase of clients without a reading of
-    them (no bar) ended before any — a sweep step shorter than the sampling interval (its load
-    threads end before the step's closing sample), or a workload phase in a file written before
-    the runner read its workers at a phase's end (TRYOUT4 #7) — and says so, for the help's "no
-    client" is not its reason."""
+    them (no bar) ended before any — a phase shorter than the sampling interval (a sweep step,
+    a workload phase) in a file written before the runner read its clients at a phase's end
+    (TRYOUT4 #7) — and says so, for the help's "no client" is not its reason."""
     if unread and phase.partition("/")[0] in _CLIENT_PHASES:
         return f"{phase} ({TOO_SHORT})"
     return phase
