@@ -7,11 +7,24 @@ messages. Secrets are taken out in two ways, both here:
 * **by pattern** — the values of credential entries in login envelopes (all keys but the user
   name), ``<sessionId>``/``<password>`` elements, the ``return`` of a ``loginResponse`` (that
   is the session id, logged before any client has read it), ``sessionId=``/``password=`` in URLs
-  and forms, the password of a URL's ``//user:password@``, ``"password": …`` in JSON and Python
-  reprs, ``Authorization`` and ``Cookie`` headers, and ICAT's "session id: …" in messages;
+  and forms (``password = "…"`` too), the password of a URL's ``//user:password@``,
+  ``"password": …`` in JSON and Python reprs, and in JSON sent URL-encoded (a REST login's
+  form), ``Authorization`` and ``Cookie`` headers, and ICAT's "session id: …" in messages —
+  whatever the secret, known or not;
 * **by value** — every secret the process has learnt: the clients :func:`remember` each
   password they log in with and each session id a login returned, so a secret that turns up
   anywhere else (a URL, a repr, an exception) goes too.
+
+How a known value is searched depends on what it could be mistaken for. A session id, or a
+password that is long and not a plain word (:func:`distinctive`), is nothing else: it goes
+wherever it occurs, inside longer text too. A short or word-like password (``root``, the
+built-in catalogue's ``ingest``) is also a user name, a folder, a host name: it goes where a
+value stands on its own — between quotes, after ``=`` or ``:``, between spaces, brackets or
+commas, alone — and stays where it is part of a path, a host or file name, an identifier or a
+``mechanism/user`` name (``/tmp/pytest-of-root/…``, ``root.example.org``, ``simple/root``) or
+is a key (``root = …``), where masking it would make the message wrong and hide nothing a
+reader could not see elsewhere. Where the rule errs, it errs towards masking: ``Unable to find
+user root`` loses the user name when the password is also ``root``.
 
 :func:`install` makes this the one redaction point of the ``logging`` module: a LogRecord factory
 that scrubs every record when it is made, whichever logger, library or handler (pytest's log
@@ -38,9 +51,16 @@ SECRET = "<secret>"
 LOG_FORMAT = "sv7: %(levelname)s: %(message)s"
 #: Credential keys of a login that are not secret (ICAT's authenticators ask for these).
 _PUBLIC_KEYS = ("username", "user", "mechanism")
-# A short secret ("root") is replaced only as a whole word: as a substring it would also eat
-# innocent text such as paths, while longer passwords and session ids are searched anywhere.
-_SUBSTRING_MIN = 8
+#: A password at least this long, of two kinds of character or more (lower, upper case,
+#: digits, others), or twice as long whatever it is, is searched inside longer text too.
+_DISTINCTIVE_LENGTH = 8
+# Around a word-like secret: what makes it part of a longer name (a path, a host or file name,
+# an identifier, a URL's user, a mechanism/user name, %-encoding) — it is then not the secret
+# standing on its own. A dot joins only inside a name ("root.pem"), not at a sentence's end.
+_BEFORE_NAME = r"(?<![\w\-./\\@%+~#?&$])"
+_AFTER_NAME = r"(?![\w\-/\\@%+~#?&$]|\.\w|\s*[=:])"
+#: Keys whose value is a password, in forms, URLs and JSON.
+_PASSWORD_KEY = r"(?:pass(?:word|wd)?|pwd|pw)"
 
 _NS = r"(?:[\w.-]+:)?"  # an XML namespace prefix, if any
 #: A password in a URL's user info (scheme://user:password@host): sv7 refuses such a target
@@ -66,9 +86,17 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r'(\btag = "sessionId"\s+value = ")[^"]+'), SESSION),
     # URLs, forms, JSON and reprs: sessionId=…, "sessionId": "…", 'password': '…'
     (re.compile(r"(\bsession_?id=)[^&\s\"'<>]+", re.IGNORECASE), SESSION),
-    (re.compile(r"(\bpass(?:word|wd)?=)[^&\s\"'<>]+", re.IGNORECASE), SECRET),
+    (re.compile(rf"(\b{_PASSWORD_KEY}\s*=\s*[\"']?)[^&\s\"'<>]+", re.IGNORECASE), SECRET),
     (re.compile(r"([\"']session_?id[\"']\s*:\s*[\"'])[^\"']*", re.IGNORECASE), SESSION),
-    (re.compile(r"([\"']pass(?:word|wd)[\"']\s*:\s*[\"'])[^\"']*", re.IGNORECASE), SECRET),
+    (re.compile(rf"([\"']{_PASSWORD_KEY}[\"']\s*:\s*[\"'])[^\"']*", re.IGNORECASE), SECRET),
+    # the same JSON sent URL-encoded: a REST login's form json=…%22password%22%3A%22…%22
+    (
+        re.compile(
+            rf"(%22{_PASSWORD_KEY}%22(?:\+|%20)*(?::|%3A)(?:\+|%20)*%22)(?:(?!%22)[^&\s\"'<>])+",
+            re.IGNORECASE,
+        ),
+        SECRET,
+    ),
     # headers as logged (``Authorization: Basic …``) and as dict reprs ('Cookie': '…')
     (
         re.compile(
@@ -102,8 +130,9 @@ class Redactor:
             self._stale = True
 
     def scrub(self, text: str, extra: Iterable[str | None] = ()) -> str:
-        """``text`` without any secret: a URL's password, ``extra`` values, known values, then
-        the patterns."""
+        """``text`` without any secret: a URL's password, ``extra`` values (session ids, taken
+        out wherever they occur), known values (each as :meth:`_compile` says), then the
+        patterns."""
         text = _URL_PASSWORD.sub(r"\g<1>" + SECRET, text)
         for secret in extra:
             if secret:
@@ -119,13 +148,26 @@ class Redactor:
     def _compile(self) -> None:
         with self._lock:
             # longest first, so that a secret containing another is replaced whole
-            ordered = sorted(self._known, key=len, reverse=True)
+            ordered = sorted(self._known.items(), key=lambda item: len(item[0]), reverse=True)
             self._stale = False
         alternatives = [
-            re.escape(s) if len(s) >= _SUBSTRING_MIN else rf"(?<!\w){re.escape(s)}(?!\w)"
-            for s in ordered
+            re.escape(s)
+            if marker == SESSION or distinctive(s)
+            else f"{_BEFORE_NAME}{re.escape(s)}{_AFTER_NAME}"
+            for s, marker in ordered
         ]
         self._by_value = re.compile("|".join(alternatives)) if alternatives else None
+
+
+def distinctive(secret: str) -> bool:
+    """Whether ``secret`` can be searched inside any text without eating innocent words: long,
+    and not one kind of character only (``Icat-2024``, not ``password`` or ``12345678``)."""
+    kinds = sum(
+        any(test(c) for c in secret)
+        for test in (str.islower, str.isupper, str.isdigit, lambda c: not c.isalnum())
+    )
+    length = len(secret)
+    return length >= 2 * _DISTINCTIVE_LENGTH or (length >= _DISTINCTIVE_LENGTH and kinds >= 2)
 
 
 #: The process's one registry (each worker process has its own, filled by its own logins).

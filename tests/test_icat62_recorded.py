@@ -206,6 +206,28 @@ def test_requests_jersey_refuses_are_answered_as_the_real_server(local: Local, n
     assert answer.header("Content-Type") == header(record["headers"], "Content-Type")
 
 
+# --- a malformed login: Parsson's words, not Python's ------------------------------------------
+
+
+MALFORMED_LOGINS = sorted(p.stem for p in EXCHANGES.glob("rest-login-malformed-*.json"))
+
+
+def test_every_malformed_login_recorded_is_compared() -> None:
+    assert len(MALFORMED_LOGINS) == 11, MALFORMED_LOGINS
+
+
+@pytest.mark.parametrize("name", [*MALFORMED_LOGINS, "rest-login-top-level-array"])
+def test_a_malformed_login_is_refused_as_the_real_server_refuses_it(
+    local: Local, name: str
+) -> None:
+    """INTERNAL (500), the Java exception's class and its message — where Parsson meets the
+    error, in its words, at the location it counts (also its odd offsets at the end of the
+    text) — and never a Python message dressed in a Java class name."""
+    record, answer = local.replay(name)
+    assert (answer.status, answer.text) == (record["status"], record["body"])
+    assert answer.header("Content-Type") == header(record["headers"], "Content-Type")
+
+
 # --- 20.3: an unknown entity name ----------------------------------------------------------------
 
 

@@ -315,6 +315,24 @@ def test_a_password_that_is_a_word_of_the_format_does_not_stop_the_run(tmp_path:
     assert result.raw["scale"]["roles"]["root"] == "simple/root"
 
 
+def test_a_word_like_password_in_the_suites_own_words_does_not_stop_the_run(
+    tmp_path: Path,
+) -> None:
+    # seen 2026-11-27: with the password "password" (8 characters, so searched inside every
+    # string) a refused reader's hint "check the authenticator, user name and password of
+    # simple/reader" stopped the run ("refusing to write a result file: notes[0] holds a
+    # secret"); a word-like password is refused as a whole value only, a long mixed one anywhere
+    writer = open_writer(tmp_path, secrets=["password", "Icat-2024!"])
+    hint = "check the authenticator, user name and password of simple/reader"
+    writer.append("notes", hint)
+    with pytest.raises(SecretInResultError, match=r"notes\[1\] holds a secret"):
+        writer.append("notes", "password")
+    with pytest.raises(SecretInResultError, match=r"notes\[1\] holds a secret"):
+        writer.append("notes", "login as alice:Icat-2024!@host refused")
+    writer.finish()
+    assert load_result(writer.path).raw["notes"] == [hint]
+
+
 @pytest.mark.parametrize("key", ["password", "sessionId", "session_id", "PassWord"])
 def test_credential_keys_are_refused(tmp_path: Path, key: str) -> None:
     run = {**RUN, "options": {"auth": "simple", key: "x"}}

@@ -41,7 +41,7 @@ from igestbench.icat.faults import (
     IcatNotImplemented,
     IcatSession,
 )
-from igestbench.mock import rest_routes
+from igestbench.mock import java_json, rest_routes
 from igestbench.mock.create_fast_json import create_many_json
 from igestbench.mock.gc_pause import collector_held
 from igestbench.mock.http_messages import Request, Response
@@ -95,6 +95,40 @@ _TOO_DEEP_WRITE = (
 )
 #: A JSON string (what may hold braces that open no object).
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
+def _not_json(constant: str) -> None:
+    raise ValueError(f"{constant} is not JSON")
+
+
+#: A login's reader: NaN and Infinity are Python's, not JSON's, and Parsson refuses them (made
+#: once: json.loads with an option would make a decoder at every login).
+_LOGIN_JSON = json.JSONDecoder(parse_constant=_not_json)
+
+
+def _login_refusal(text: str) -> str:
+    """What a real ICAT answers (INTERNAL) a login ``json`` that is no JSON object.
+
+    ICAT reads it as a stream of events (Parsson) and asks the key of each string and array
+    start: one at the top level has none, a NullPointerException, whatever follows — but a
+    string only once the tokenizer has read it whole, and only after the ≥ 2 bytes Parsson
+    needs to detect the encoding. Otherwise the stream's first error, as Parsson words it
+    (fixtures/icat-6.2/exchanges/rest-login-malformed-*.json).
+    """
+    top = text.lstrip(" \t\r\n")[:1]
+    if top == "[" and len(text.encode("utf-8")) >= 2:
+        return _NO_KEY
+    try:
+        for kind, _ in java_json.events(text):
+            if kind == "string" and top == '"':
+                return _NO_KEY
+    except java_json.JavaJsonError as exc:
+        return str(exc)
+    except RecursionError:
+        return _TOO_DEEP
+    # Python's reader refused what Parsson reads: no such text is known (and none is echoed:
+    # a login holds a password)
+    return f"class {java_json.PARSING} not JSON"
 
 
 def _dumps(value: Any) -> bytes:
@@ -299,14 +333,12 @@ class RestEndpoint:
         text = self._form(request).get("json")
         if text is None:
             raise IcatBadParameter("json must not be null")
-        if text.lstrip()[:1] in ('"', "["):
-            # ICAT reads the login as a stream of events and asks the key of the first string
-            # or array: at the top level there is none (a NullPointerException, however deep)
-            raise IcatInternal(_NO_KEY)
+        if text.lstrip(" \t\r\n")[:1] in ('"', "["):
+            raise IcatInternal(_login_refusal(text))
         try:
-            spec = json.loads(text)
-        except ValueError as exc:
-            raise IcatInternal(f"class jakarta.json.stream.JsonParsingException {exc}") from None
+            spec = _LOGIN_JSON.decode(text)
+        except ValueError:
+            raise IcatInternal(_login_refusal(text)) from None
         except RecursionError:  # deeper than Python's stack: what Parsson says past 1,000
             raise IcatInternal(_TOO_DEEP) from None
         plugin = spec.get("plugin") if isinstance(spec, dict) else None

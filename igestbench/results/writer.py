@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 
 from igestbench import __version__
 from igestbench.errors import Sv7Error
+from igestbench.redaction import distinctive
 from igestbench.results.figures import SECTION_FIGURES, SummaryRow, section_rows
 from igestbench.results.format import (
     FORMAT_NAME,
@@ -55,10 +56,11 @@ from igestbench.results.format import (
 _UNSAFE = re.compile(r"[^A-Za-z0-9.-]+")
 #: Key names that hold credentials, compared lower-case without ``_`` and ``-``.
 _CREDENTIAL_KEYS = frozenset({"password", "passwd", "sessionid"})
-# A secret shorter than this is refused only as a whole string: "root" occurs innocently in
-# paths and words, while a session id (a UUID) or a real password is long enough to search for
-# inside longer strings (a URL, an error message) without false alarms.
-_SUBSTRING_MIN = 8
+# A secret is searched inside longer strings (a URL, an error message) only when it is long and
+# mixed (redaction.distinctive: a session id, a real password); a short or word-like one
+# ("root", "password") occurs innocently in paths and in the suite's own words ("check the user
+# name and password") and is refused only as a whole string. Texts are scrubbed where they are
+# made (the causes' explanations, the workers' errors), as the logs are.
 #: Words every result file writes whatever the run's credentials: its sections, statuses,
 #: interfaces, check outcomes and scale roles. A password that is one of them (root/root is
 #: common on test catalogues) cannot be kept out of any file and reveals nothing there, so
@@ -305,7 +307,7 @@ class ResultWriter:
                 self._refuse_secrets(f"{where}[{i}]", item)
         elif isinstance(value, str) and value not in _FORMAT_WORDS:
             for secret in self._secrets:
-                if value == secret or (len(secret) >= _SUBSTRING_MIN and secret in value):
+                if value == secret or (distinctive(secret) and secret in value):
                     # the message names where, never what: it may be printed or logged
                     raise SecretInResultError(
                         f"refusing to write a result file: {where} holds a secret "

@@ -14,6 +14,8 @@ later whose REST API does not answer is CRITICAL (``rest-missing``), as any fail
 Exit status: 0 OK, 1 WARNING (only checks marked ``severity="warning"`` failed, e.g. a
 self-signed certificate the probe was told to trust), 2 CRITICAL (any other check failed),
 3 UNKNOWN (the probe itself could not run: bad options, no target, no login, a crash).
+With ``--insecure`` an untrusted certificate is no failure but said in the line, and an
+expired one is a WARNING (:mod:`igestbench.verify.insecure` says why).
 
 A probe that never logged in has not checked the service: without an account it is UNKNOWN
 ("no login configured: set SV7_USER …"), before anything is sent. ``--no-login`` asks for a
@@ -37,6 +39,7 @@ from igestbench.errors import Sv7Error
 from igestbench.icat.credentials import Logins
 from igestbench.options import CHECK_OPTIONS, DEFAULT_CHECK_DEADLINE
 from igestbench.verify.diagnosis import Diagnosis
+from igestbench.verify.insecure import not_verified_note, waive
 from igestbench.verify.options import Account, VerifyOptions, add_arguments, options_from
 from igestbench.verify.runner import VerificationResult, run_verification
 
@@ -105,12 +108,14 @@ NO_LOGIN = ("no login configured: set SV7_USER (with SV7_AUTH, SV7_PASSWORD) or 
 
 def evaluate(
     result: VerificationResult, no_login: bool = False, deadline: float | None = None,
-    limits: Limits = Limits(),
+    limits: Limits = Limits(), insecure: bool = False,
 ) -> tuple[int, str]:
     """Exit code and status line for the checks of one probe (``no_login``: a connectivity-
-    only probe was asked for; ``limits``: thresholds on each call's time)."""
+    only probe was asked for; ``limits``: thresholds on each call's time; ``insecure``: the
+    certificate is not to be verified, :mod:`.insecure` says what that waives)."""
     timing = (result.elapsed_s, deadline) if deadline is not None else None
-    failed = result.failed
+    failed, unverified = waive(result.failed) if insecure else (result.failed, ())
+    note = not_verified_note(unverified)
     if result.out_of_time and not failed:
         # a socket timeout is the target's doing, not the plugin's: CRITICAL, as
         # monitoring-plugins answer a plugin timeout unless told otherwise (not UNKNOWN)
@@ -128,7 +133,7 @@ def evaluate(
         said = Diagnosis(worst.cause, worst.explanation or "", worst.hint).line()
         if result.out_of_time:
             more += f"; then the deadline ran out ({_not_checked(result)} not checked)"
-        return code, _line(code, f"{said}{more}", result.facts, timing, limits)
+        return code, _line(code, f"{said}{more}{note}", result.facts, timing, limits)
     logins = [c for c in ran if c.part == "session"]
     if not logins and not no_login:  # nothing logged in: the service was not checked
         return UNKNOWN, _line(UNKNOWN, NO_LOGIN, result.facts, timing, limits)
@@ -136,7 +141,8 @@ def evaluate(
     version = result.api_version or "version unknown"
     status = f"{version}, {session}{_rest_status(result)}{_ids_status(result)}"
     code, slow = limits.state(result.facts)  # working, but slower than the site accepts
-    return code, _line(code, f"{status}; {slow}" if slow else status, result.facts, timing, limits)
+    text = f"{status}; {slow}" if slow else status
+    return code, _line(code, text + note, result.facts, timing, limits)
 
 
 def _part_of(check_id: str, result: VerificationResult) -> str:
@@ -222,7 +228,10 @@ def probe(
         return UNKNOWN, _line(UNKNOWN, NO_LOGIN, {})
     if no_login:
         options = dataclasses.replace(options, accounts=())
-    passwords = [a.password for a in options.accounts]
+    for account in options.accounts:
+        # scrubbed as every known password is (a short one where a password can stand, not
+        # out of paths and names: igestbench/redaction.py)
+        redaction.remember(account.password)
     try:
         result = run_verification(options, quiet=True)
     except Sv7Error as exc:
@@ -230,10 +239,10 @@ def probe(
     except Exception as exc:  # a monitoring probe must answer UNKNOWN, never a traceback
         code, line = UNKNOWN, _line(UNKNOWN, f"probe failed: {type(exc).__name__}: {exc}", {})
     else:
-        code, line = evaluate(result, no_login, options.deadline, limits)
+        code, line = evaluate(result, no_login, options.deadline, limits, options.insecure)
     # monitoring systems keep status lines: no password or session id in one, whatever a
     # server's message or an exception echoed
-    return code, redaction.scrub(line, passwords)
+    return code, redaction.scrub(line)
 
 
 def add_check_arguments(parser: argparse.ArgumentParser) -> None:

@@ -109,7 +109,9 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         ("--insecure",),
-        {"action": "store_true", "help": "do not verify certificates (TLS checks still report)"},
+        {"action": "store_true",
+         "help": "do not verify certificates (the TLS checks still report; sv7 check then "
+         "names an untrusted certificate in its OK line and is WARNING for an expired one)"},
     ),
     Option(
         ("--timeout",),

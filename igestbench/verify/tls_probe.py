@@ -97,12 +97,23 @@ def tls_failure(endpoint: Endpoint, message: str) -> TransportFailure:
     )
 
 
+def _days(delta: dt.timedelta) -> str:
+    days = delta.days  # whole days: "0 days" on the day it happened
+    return f"{days} day{'' if days == 1 else 's'}"
+
+
 def check_validity(endpoint: Endpoint, cert: x509.Certificate, now: dt.datetime) -> None:
-    if now > cert.not_valid_after_utc:
-        raise tls_failure(endpoint, f"certificate has expired on {cert.not_valid_after_utc:%F}")
-    if now < cert.not_valid_before_utc:
+    """The certificate's dates, with the days, which say how long it has been (or will be)
+    wrong: an operator weighs a certificate expired an hour ago and one expired in spring
+    differently (``sv7 check --insecure`` makes this a WARNING, not CRITICAL)."""
+    after, before = cert.not_valid_after_utc, cert.not_valid_before_utc
+    if now > after:
         raise tls_failure(
-            endpoint, f"certificate is not yet valid ({cert.not_valid_before_utc:%F})"
+            endpoint, f"certificate has expired on {after:%F} ({_days(now - after)} ago)"
+        )
+    if now < before:
+        raise tls_failure(
+            endpoint, f"certificate is not yet valid ({before:%F}, in {_days(before - now)})"
         )
 
 
