@@ -178,3 +178,28 @@ def test_quick_tours_are_labelled_apart_from_full_runs(tmp_path: Path) -> None:
     assert page.count('<span class="quick"') == 1
     assert "<td>quick tour</td>" in page and "<td>full</td>" in page
     assert "A (quick tour) |" in render_markdown(report)
+
+
+def test_a_cell_never_run_has_no_local_frame(tmp_path: Path) -> None:
+    """TRYOUT4 #16: the built-in catalogue is every site's own, but a site that never ran
+    against it made no connection to frame (in the success matrix nor in the IDS one)."""
+    from igestbench.report.ids_matrix import ids_success
+
+    remote = write_result(tmp_path, "ELETTRA", "https://icat.example.org/ICATService/ICAT",
+                          checks=[check("a")])
+    built_in = write_result(tmp_path, "SITEA", "https://127.0.0.1:40777/ICATService/ICAT",
+                            checks=[check("a")], built_in=True)
+    outcome = merge([remote, built_in])
+    dump_campaign(outcome.document, tmp_path / "c.json")
+    campaign = load_campaign(tmp_path / "c.json")
+    report = build_report(campaign)
+    for matrix in (report.success, ids_success(campaign)):
+        cells = {(c.site, c.target): c for row in matrix.rows for c in row.cells}
+        assert cells[("ELETTRA", "built-in")].state == "not-run"
+        assert not cells[("ELETTRA", "built-in")].local
+    cells = {(c.site, c.target): c for row in report.success.rows for c in row.cells}
+    assert cells[("SITEA", "built-in")].local  # the run that was made is framed
+    page = render_html(report)
+    assert page.count('class="cell ok local"') == 1
+    assert 'class="cell not-run local"' not in page
+    assert "a cell not run has no frame" in page

@@ -72,9 +72,11 @@ def test_the_report_shows_the_data_service_table(tmp_path: Path) -> None:
         ("lean", 1, "1KiB", 100.0, "0.102 MB/s"), ("lean", 1, "1MiB", 50.0, "52.4 MB/s"),
         ("lean", 2, "1KiB", 200.0, "0.205 MB/s"), ("lean", 2, "1MiB", 100.0, "105 MB/s"),
     ]  # fmt: skip
-    # a phase's files are checked together: its rows of one size say so (tryout, 2026-11-26)
-    assert report.transfers[0].stored == "6 / 6 (all sizes)"
-    assert report.transfers[3].identical == "8 / 8 (all sizes)"
+    # a phase's files are checked together: its counts are said once, on its first row, and
+    # cover its sizes' rows (tryout, 2026-11-26; TRYOUT4 #10: not repeated on each size's row)
+    assert [(t.stored, t.identical, t.checked_sizes) for t in report.transfers] == [
+        ("6 / 6 (all sizes)", "4 / 4 (all sizes)", 2), ("", "", 0),
+        ("12 / 12 (all sizes)", "8 / 8 (all sizes)", 2), ("", "", 0)]
     assert report.interfaces == ()  # the IDS is no column of the SOAP/REST tables
     page = render_html(report)
     assert 'id="transfers"' in page and "52.4 MB/s" in page and 'href="#transfers"' in page
@@ -84,6 +86,11 @@ def test_the_report_shows_the_data_service_table(tmp_path: Path) -> None:
     with transfers.open() as handle:
         lines = list(csv.DictReader(handle))
     assert len(lines) == 4 and lines[1]["put_mb_per_s"] == "52.4288"
+    assert [line["stored"] for line in lines] == ["6 / 6 (all sizes)", "", "12 / 12 (all sizes)",
+                                                  ""]
+    # on the page each count is one cell across its phase's sizes
+    assert page.count(">6 / 6 (all sizes)<") == 1 and page.count(">8 / 8 (all sizes)<") == 1
+    assert page.count('rowspan="2" title="counted once') == 4
 
 
 def test_the_benchmarks_table_has_no_row_or_error_of_the_ids_clients(tmp_path: Path) -> None:

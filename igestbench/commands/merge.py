@@ -80,6 +80,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
         print(f"sv7 merge: {line}", file=sys.stderr)
     for line in outcome.combined:  # a cell made of several runs' pieces: which gave which
         print(f"sv7 merge: {line}", file=sys.stderr)
+    for line in (*outcome.copies, *outcome.future):  # a run in two files; a wrong clock
+        print(f"sv7 merge: {line}", file=sys.stderr)
     if (outcome.skipped or outcome.damaged) and args.strict:
         raise Sv7Error(f"{len(outcome.skipped)} file(s) unreadable, {len(outcome.damaged)} "
                        "damaged part(s); nothing written (--strict)")
@@ -91,6 +93,11 @@ def cmd_merge(args: argparse.Namespace) -> int:
         damaged += f", {len(outcome.replaced)} older not shown: see above"
     if outcome.combined:  # cells made of several runs' pieces: each said above
         damaged += f", {len(outcome.combined)} combined from several runs: see above"
+    if outcome.copies:
+        copies = len(outcome.copies)
+        damaged += f", {copies} cop{'y' if copies == 1 else 'ies'} counted once"
+    if outcome.future:
+        damaged += f", {len(outcome.future)} started in the future"
     outside = f", {len(outcome.unexpected)} not in the campaign" if outcome.unexpected else ""
     print(
         f"campaign file: {args.output} ({runs} run{'' if runs == 1 else 's'}, "

@@ -9,7 +9,11 @@ received; results/machine_net.py is the figure drawn from them — the machine's
 clients': the OS counts bytes per interface, not per process), and memory %. Samples belong to
 the phase current when their interval ends; switching phase
 (``with sampler.phase("full-cycle/zeep/4"):``) closes the running interval with a sample, so no
-interval straddles two phases.
+interval straddles two phases. The runner also samples when a phase's workers have sent their
+last records, before they are reaped, and a sweep step when its load threads have made their
+calls, before they exit (:meth:`Sampler.sample`): an ended process or thread has no CPU to
+read, so a phase shorter than one interval would otherwise have no reading of its clients at
+all (its bar missing from the page's chart; TRYOUT4 #7).
 
 **Client-bound** is decided from the suite's own clients, never from the machine: a busy box
 or a catalogue on the same host slows the client down, but it does not make the client the
@@ -291,6 +295,12 @@ class Sampler:
             with self._lock:
                 self._take()
                 self._phase = previous
+
+    def sample(self) -> None:
+        """Take a sample now, into the current phase: called when a phase's workers are done
+        but not yet reaped (a finished worker's CPU can be read until then, never after)."""
+        if self._thread is not None and not self._stop.is_set():
+            self._sample()
 
     def series(self) -> list[PhaseSeries]:
         """A copy of every phase's series so far, in order of first appearance."""

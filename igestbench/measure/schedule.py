@@ -67,6 +67,9 @@ Reconnect = Literal["new-client", "reopen"]
 NO_ANSWER = frozenset(
     {"connect-timeout", "timeout", "refused", "reset", "tls", "dns", "client-resources"}
 )
+#: How long an ended load thread waits for run() to read its CPU (it is read at once; the bound
+#: only keeps a thread from outliving a run that failed in between).
+_RELEASE_WAIT_S = 5.0
 _RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.EADDRNOTAVAIL, errno.ENOBUFS})
 _CAUSE_NAMES = {TransportCause.CONNECTION: "reset"}
 
@@ -269,8 +272,12 @@ class OpenLoop:
 
     # --- one step --------------------------------------------------------------------------
 
-    def run(self, rate: float, duration_s: float, warmup_s: float = 0.0) -> StepResult:
-        """Calls at ``rate``/s for ``warmup_s`` + ``duration_s``; statistics over the latter."""
+    def run(self, rate: float, duration_s: float, warmup_s: float = 0.0,
+            on_end: Callable[[], None] | None = None) -> StepResult:
+        """Calls at ``rate``/s for ``warmup_s`` + ``duration_s``; statistics over the latter.
+        ``on_end`` is called when the load threads have made their calls, before they exit: the
+        sampler reads their CPU then (an ended thread's cannot be read, so a step shorter than
+        one sampling interval would have no reading of its client)."""
         if rate <= 0 or duration_s <= 0 or warmup_s < 0:
             raise ValueError("a step needs a positive rate and duration")
         step = StepSchedule(rate, warmup_s + duration_s, self._ops)
@@ -279,9 +286,11 @@ class OpenLoop:
             step.halt.set()
         step.calls = [[] for _ in range(self.workers)]
         step.in_flight = [None] * self.workers
+        ended = [threading.Event() for _ in range(self.workers)]
+        release = threading.Event()
         threads = [
-            threading.Thread(target=self._work, args=(k, step), name=f"{CLIENT_THREAD_PREFIX}{k}",
-                             daemon=True)
+            threading.Thread(target=self._work, args=(k, step, ended[k], release),
+                             name=f"{CLIENT_THREAD_PREFIX}{k}", daemon=True)
             for k in range(self.workers)
         ]
         # Start every thread before the schedule begins so slot 0 does not wait for thread start.
@@ -289,8 +298,13 @@ class OpenLoop:
         for thread in threads:
             thread.start()
         deadline = time.monotonic() + warmup_s + duration_s + 0.005 + self._drain_s
-        for thread in threads:
-            thread.join(max(0.0, deadline - time.monotonic()))
+        for done in ended:
+            done.wait(max(0.0, deadline - time.monotonic()))
+        if on_end is not None:
+            on_end()
+        release.set()
+        for thread, done in zip(threads, ended, strict=True):  # those done exit now
+            thread.join(None if done.is_set() else 0.0)
         # Workers still blocked in a call past the drain time are abandoned (daemon threads end
         # with their client's read timeout); what they hold in flight counts as timed out.
         step.halt.set()
@@ -301,7 +315,15 @@ class OpenLoop:
         self._current = None
         return self._result(step, rate, duration_s, warmup_s, calls, hung)
 
-    def _work(self, k: int, step: StepSchedule) -> None:
+    def _work(self, k: int, step: StepSchedule, ended: threading.Event,
+              release: threading.Event) -> None:
+        try:
+            self._calls(k, step)
+        finally:
+            ended.set()
+            release.wait(_RELEASE_WAIT_S)  # run() reads the threads' CPU before they exit
+
+    def _calls(self, k: int, step: StepSchedule) -> None:
         clock, factory, ops, period = self._clock, self._factory, step.ops, step.period_ns
         cycle, halt, t0, total = len(ops), step.halt, step.t0, step.total_ns
         record = step.calls[k].append

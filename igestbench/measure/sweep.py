@@ -258,8 +258,12 @@ def run_sweep(
             break
         in_phase = sampler.phase(f"{phase}/{rate:g}") if sampler else contextlib.nullcontext()
         with in_phase as series:
+            # the load threads' CPU is read before they exit (OpenLoop.run): a step shorter
+            # than one sampling interval has a reading of its client too
+            on_end = sampler.sample if sampler else None
             repetitions = [
-                load.run(rate, config.step_s, config.warmup_s) for _ in range(config.repeat)
+                load.run(rate, config.step_s, config.warmup_s, on_end=on_end)
+                for _ in range(config.repeat)
             ]
         step = combine(repetitions)
         if series is not None:

@@ -62,8 +62,8 @@ def ids_cell(campaign: Campaign, site: str, target: str, local: bool = False) ->
     catalogue = measured_cell(campaign, site, target, lambda check: True)
     cell = measured_cell(campaign, site, target, data_service_check)
     run = campaign.run(site, target)
-    if run is None:
-        return replace(cell, local=local)
+    if run is None:  # never run: no connection to frame (matrices._cell)
+        return cell
     if catalogue.state == "failed" and not catalogue.connected:
         # the IDS lives on the catalogue's host: a site that never reached it learnt nothing
         # of its IDS, and the success matrix's footnote already says why
@@ -77,8 +77,7 @@ def ids_cell(campaign: Campaign, site: str, target: str, local: bool = False) ->
             return SuccessCell(site, target, "no-ids", 0, 0, (), cell.status, local=local,
                                reason=absent)
         why = str(skipped[0].get("explanation") or "skipped") if skipped else NOT_CHECKED
-        return SuccessCell(site, target, "not-run", 0, 0, (), cell.status, local=local,
-                           reason=why)
+        return SuccessCell(site, target, "not-run", 0, 0, (), cell.status, reason=why)
     state = "ok" if cell.passed == cell.total else "partial" if cell.passed else "failed"
     # connected: the catalogue's host answered (above); the IDS's own failures are footnoted
     return replace(cell, state=state, connected=True, local=local)

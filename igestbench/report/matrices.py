@@ -169,7 +169,9 @@ def catalogue_check(check: Mapping[str, Any]) -> bool:
 
 def _cell(campaign: Campaign, site: str, target: str, local: bool = False) -> SuccessCell:
     cell = measured_cell(campaign, site, target, catalogue_check)
-    return replace(cell, local=True) if local else cell
+    # the local frame is a connection the matrix shows: a cell not run has none, whoever runs
+    # the catalogue (the built-in one is every site's own: CampaignTarget.is_local_to)
+    return replace(cell, local=True) if local and cell.state != "not-run" else cell
 
 
 def measured_cell(campaign: Campaign, site: str, target: str, counted: CheckFilter

@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from igestbench.options import PROFILE_SETTINGS
 from igestbench.report.footnotes import run_problems
 from igestbench.results.campaign import Campaign, CampaignRun, combined_text, replaced_text
+from igestbench.results.copies import copy_text
 from igestbench.results.format import parse_timestamp
+from igestbench.results.future import future_text
 from igestbench.results.server_clock import LOCAL, clock_text
 
 _HINT = re.compile(r" \(hint: .*\)$")
@@ -127,6 +129,8 @@ def notices(campaign: Campaign) -> list[str]:
     notes += [f"{u.get('file')}: not counted: {u.get('reason')} (site {u.get('site')}, "
               f"target {u.get('target')})" for u in campaign.unexpected]
     notes += [f"{d.file}: damaged, {d}" for d in campaign.damaged]
+    notes += [copy_text(c) for c in campaign.copies]  # the same run in two files: once
+    notes += [future_text(f) for f in campaign.future]  # a start after the merge's clock
     notes += [replaced_text(r) for r in campaign.replaced]  # a newer run hides an older one's
     # a cell made of several runs' pieces says which run gave which; the notices about runs
     # below are about each of those runs as it is in its file
@@ -163,17 +167,25 @@ def notices(campaign: Campaign) -> list[str]:
 
 
 def period(campaign: Campaign) -> tuple[dt.date, dt.date] | None:
-    """The first and last day (UTC) of the campaign's counted runs."""
-    moments = []
+    """The first and last day (UTC) of the campaign's counted runs; a run dated in the
+    future (its machine's clock: ``future``) does not stretch the campaign to its date, unless
+    no run has a believable one."""
+    moments: list[dt.datetime] = []
+    doubtful: list[dt.datetime] = []
+    future = {(f["site"], f["target"], f["file"]) for f in campaign.future}
     for run in campaign.runs:
-        moments.append(run.result.started)
+        into = doubtful if (run.site, run.target, run.file) in future else moments
+        into.append(run.result.started)
         if run.result.finished is not None:
-            moments.append(run.result.finished)
+            into.append(run.result.finished)
     for entry in campaign.history:
         try:
-            moments.append(parse_timestamp(entry.started))
+            started = parse_timestamp(entry.started)
         except ValueError:
             continue
+        (doubtful if (entry.site, entry.target, entry.file) in future else moments).append(
+            started)
+    moments = moments or doubtful
     if not moments:
         return None
     return min(moments).date(), max(moments).date()

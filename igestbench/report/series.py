@@ -287,14 +287,32 @@ def history_panels(runs: Sequence[CampaignRun], targets: Sequence[CampaignTarget
                             [c for _, _, c, _ in per_run]),)
         net_bars = (_spread(f"{len(per_run)} targets: range, median marked", x,
                             [n for _, _, _, n in per_run]),)
+    unread = {at for at in x if all(c.get(at) is None for _, _, c, _ in per_run)}
     return (
         Panel("client CPU per phase", CLIENT_USE_LABEL, "", cpu_bars,
               hline=CLIENT_BOUND_PERCENT,
               hline_label=f"client-bound above {CLIENT_BOUND_PERCENT:.0f} %",
-              categories=tuple(phases), bars=True),
+              categories=tuple(_cpu_category(p, position[p] in unread) for p in phases),
+              bars=True),
         Panel(MACHINE_NET_TITLE, MACHINE_NET_LABEL, "", net_bars,
               categories=tuple(phases), bars=True, empty_note=MACHINE_NET_MISSING),
     )
+
+
+#: The phases whose clients are the suite's worker processes or load threads (``burst/rest/1``,
+#: ``sweep/lean``); the others (idle, scale) have none.
+_CLIENT_PHASES = frozenset({"full-cycle", "single-query", "burst", "multi-query", "ids", "sweep"})
+TOO_SHORT = "too short to sample"
+
+
+def _cpu_category(phase: str, unread: bool) -> str:
+    """A phase as the client CPU panel names it: a phase of clients without a reading of
+    them (no bar) ended before any — a phase shorter than the sampling interval (a sweep step,
+    a workload phase) in a file written before the runner read its clients at a phase's end
+    (TRYOUT4 #7) — and says so, for the help's "no client" is not its reason."""
+    if unread and phase.partition("/")[0] in _CLIENT_PHASES:
+        return f"{phase} ({TOO_SHORT})"
+    return phase
 
 
 def _spread(label: str, x: tuple[float, ...], values: Sequence[Mapping[float, float | None]]

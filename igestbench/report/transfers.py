@@ -37,10 +37,15 @@ class TransferRow:
     get_files_text: str
     get_mb_text: str
     #: files stored with the size and checksum sent, of those put; downloads identical, of those
+    #: — counted once per phase, over its files of every size: on its first row, empty on the
+    #: others (a reader adding rows must not count a phase's files once per size)
     stored: str
     identical: str
     local: bool = False
     quick: bool = False
+    #: the rows (file sizes), from this one, that ``stored`` and ``identical`` are counted over;
+    #: 0 on a phase's later rows (the page's cell spans them)
+    checked_sizes: int = 1
 
 
 def _figure(rows: Mapping[str, SummaryRow], metric: str) -> tuple[float | None, str]:
@@ -67,7 +72,8 @@ def _run_rows(run: CampaignRun, local: bool) -> list[TransferRow]:
         whole = " (all sizes)" if len(sizes) > 1 else ""
         stored = f"{checks.get('stored', 0)} / {checks.get('expected', 0)}{whole}"
         identical = f"{checks.get('identical', 0)} / {checks.get('downloaded', 0)}{whole}"
-        for label, size in sizes:
+        for index, (label, size) in enumerate(sizes):
+            first = index == 0
             put, put_text = _figure(rows, f"put {label} {RATE}")
             put_mb, put_mb_text = _figure(rows, f"put {label} {MB_S}")
             get, get_text = _figure(rows, f"getData {label} {RATE}")
@@ -75,7 +81,8 @@ def _run_rows(run: CampaignRun, local: bool) -> list[TransferRow]:
             found.append(TransferRow(
                 run.site, run.target, flavour, clients, label, size,
                 put, put_mb, get, get_mb, put_text, put_mb_text, get_text, get_mb_text,
-                stored, identical, local, run.quick,
+                stored if first else "", identical if first else "", local, run.quick,
+                len(sizes) if first else 0,
             ))  # fmt: skip
     return found
 

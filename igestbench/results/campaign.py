@@ -19,8 +19,10 @@ One JSON object, versioned like the result files::
                    "newer_parts", "missing",     # what an older run measured that no cell
                    "shown"}],                    # shows (shown: the pieces shown instead)
      "contributions": [{"site", "target", "kind", "file", "file_version", "sha256",
-                        "pieces": ["scale/soap", ...], "result": {...}}]}
+                        "pieces": ["scale/soap", ...], "result": {...}}],
                                  # older runs that give a cell pieces its newest run lacks
+     "copies": [{"file", "same_as", "site", "run_id", "how"}],   # a run in two files (copies.py)
+     "future": [{"file", "site", "target", "started"}]}   # started after the merge (future.py)
 
 ``runs`` holds one entry per site x target x kind (the newest run of each kind: ``run`` for
 ``sv7 run``, ``swarm`` for ``sv7 swarm``) with the result document itself, so that a report
@@ -35,7 +37,8 @@ is the result file's base name (paths differ between machines and would make two
 same files differ). ``kind`` and ``damaged`` were added within version 1: a file without them
 has runs of kind ``run`` and nothing left out; so was ``checked``, the seal (:mod:`.seal`), and
 ``replaced`` (a file without it names no hidden run: :func:`replaced_text`) and
-``contributions`` (a file without it has cells of one run each, as merge made them before).
+``contributions`` (a file without it has cells of one run each, as merge made them before),
+``copies`` and ``future`` (a file without them names no copy and no run dated in the future).
 
 A report must never fail on a campaign file: :func:`load_campaign` checks every embedded result
 as ``sv7 merge`` checked the files (:mod:`.loader`, :mod:`.contents`), so one edited or damaged
@@ -63,6 +66,7 @@ from igestbench.errors import UsageError
 from igestbench.icat.endpoint import endpoint_of
 from igestbench.results.campaign_file import CampaignSite, CampaignTarget
 from igestbench.results.contents import Damage
+from igestbench.results.copies import is_copy
 from igestbench.results.format import (
     FORMAT_NAME,
     JSONObject,
@@ -70,6 +74,7 @@ from igestbench.results.format import (
     json_type_name,
     parse_timestamp,
 )
+from igestbench.results.future import is_future_entry
 from igestbench.results.loader import (
     RESULT_REMEDY,
     ResultFile,
@@ -208,6 +213,10 @@ class Campaign:
     damaged: tuple[Damaged, ...] = ()
     #: older complete runs whose figures the counted run of their cell does not cover
     replaced: tuple[Mapping[str, Any], ...] = ()
+    #: files that hold a run another file holds too, counted once (copies.py)
+    copies: tuple[Mapping[str, Any], ...] = ()
+    #: runs that started after the merge's clock (future.py)
+    future: tuple[Mapping[str, Any], ...] = ()
 
     def run(self, site: str, target: str, kind: str = "run") -> CampaignRun | None:
         """The counted run of ``kind`` of a site against a target (sv7 run's by default)."""
@@ -376,7 +385,15 @@ def _view(path: Path, doc: JSONObject, trusted: bool = False) -> Campaign:
                          for u in doc["unexpected"] if isinstance(u, dict)),
         damaged=tuple(damaged),
         replaced=tuple(r for r in doc.get("replaced") or () if _is_replaced(r)),
+        copies=tuple(c for c in _listed(doc, "copies") if is_copy(c)),
+        future=tuple(f for f in _listed(doc, "future") if is_future_entry(f)),
     )
+
+
+def _listed(doc: JSONObject, section: str) -> list[Any]:
+    """A section that is a list, else none (a damaged one says nothing rather than break)."""
+    value = doc.get(section)
+    return value if isinstance(value, list) else []
 
 
 def _pieces(entry: Any, where: str) -> tuple[Piece, ...] | None:

@@ -16,6 +16,12 @@ Rules (issue 6):
   on an interface the shown one lacks is named in ``replaced``;
 * a file that cannot be read (corrupt, truncated, foreign, unknown version) is reported with its
   name and the loader's reason, and skipped; the same file given twice counts once;
+* the same run in two files (a copy under another name) counts once and is said (``copies``);
+  two files of the same run with different contents are a conflict, and neither is counted
+  (:mod:`.copies`);
+* a run that started after the merge's own clock (a partner machine's wrong clock) is said
+  (``future``) and ordered as older than its cell's runs with a believable start
+  (:mod:`.future`);
 * a damaged part of a readable file (an HdrHistogram that does not decode, a sweep step of the
   wrong shape …: :mod:`.contents`) is left out, and named in ``damaged`` with the file;
 * with a campaign.toml, a file of a site or target the campaign does not list is reported and
@@ -30,11 +36,13 @@ Rules (issue 6):
   sites by their name, ignoring case, and spelled as the campaign spells them.
 
 The output is a pure function of the set of readable files and the campaign: sorted, with no
-clock and no path in it (see :mod:`.campaign`).
+path in it (see :mod:`.campaign`), and no clock but the one that tells a start in the future
+(:mod:`.future`).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import glob
 import hashlib
 import os
@@ -57,7 +65,9 @@ from igestbench.results.campaign import (
 )
 from igestbench.results.campaign_file import CampaignConfig, CampaignSite, CampaignTarget
 from igestbench.results.contents import Damage
+from igestbench.results.copies import copy_text, one_per_run
 from igestbench.results.format import BUILT_IN_TARGET, JSONObject, ResultFileError
+from igestbench.results.future import future_text, is_future
 from igestbench.results.loader import MAX_DOCUMENT_BYTES, ResultFile, load_result
 from igestbench.results.pieces import Piece, assign, measured, piece_names
 
@@ -88,6 +98,8 @@ class _Loaded:
     result: ResultFile
     sha256: str
     url: str  # canonical URL
+    #: started after the merge's clock (future.py): ordered before every believable start
+    future: bool = False
 
     @property
     def target(self) -> str:
@@ -95,10 +107,12 @@ class _Loaded:
         return BUILT_IN_TARGET if self.result.raw["target"].get("local") is True else self.url
 
     @property
-    def order(self) -> tuple[str, str, str, str]:
-        """Sort key: later is newer (ISO times in UTC compare as text)."""
+    def order(self) -> tuple[bool, str, str, str, str]:
+        """Sort key: later is newer (ISO times in UTC compare as text); a run dated in the
+        future is older than every other (see :mod:`.future`)."""
         finished = self.result.finished.isoformat() if self.result.finished else ""
-        return (self.result.started.isoformat(), finished, self.result.run_id, self.sha256)
+        return (not self.future, self.result.started.isoformat(), finished,
+                self.result.run_id, self.sha256)
 
 
 @dataclass(frozen=True)
@@ -115,13 +129,20 @@ class MergeOutcome:
     replaced: tuple[str, ...] = ()
     #: One line per site x target whose pieces come from more than one run, and from which.
     combined: tuple[str, ...] = ()
+    #: One line per file that holds a run another file holds too (counted once).
+    copies: tuple[str, ...] = ()
+    #: One line per counted run that started after the merge's clock.
+    future: tuple[str, ...] = ()
 
 
 def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | None = None,
-          name: str = "campaign", max_bytes: int = MAX_DOCUMENT_BYTES) -> MergeOutcome:
+          name: str = "campaign", max_bytes: int = MAX_DOCUMENT_BYTES,
+          now: dt.datetime | None = None) -> MergeOutcome:
     """Merge the result files at ``paths`` (see the module docstring); a file larger than
-    ``max_bytes`` (decompressed) is skipped."""
-    loaded: dict[str, _Loaded] = {}
+    ``max_bytes`` (decompressed) is skipped. ``now``: the merge's clock (a start after it is
+    in the future); the machine's by default."""
+    now = now or dt.datetime.now(dt.UTC)
+    loaded: list[_Loaded] = []
     skipped: set[Skipped] = set()
     for raw_path in paths:
         path = Path(raw_path)
@@ -139,8 +160,10 @@ def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | No
         except UsageError as exc:  # the URL in the file is not an ICAT address
             skipped.add(Skipped(path.name, f"target.url: {exc}"))
             continue
-        loaded[digest] = _Loaded(result, digest, url)
-    files = sorted(loaded.values(), key=lambda f: f.order)
+        loaded.append(_Loaded(result, digest, url, is_future(result.started, now)))
+    counted, copies, conflicts = one_per_run(loaded)
+    skipped.update(Skipped(f.result.path.name, reason) for f, reason in conflicts)
+    files = sorted(counted, key=lambda f: f.order)
     head, site_names, target_names = _expected(files, campaign, name)
     cells: dict[tuple[str, str, str], list[_Loaded]] = {}
     unexpected: list[dict[str, str]] = []
@@ -159,6 +182,7 @@ def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | No
     replaced: list[JSONObject] = []
     contributions: list[JSONObject] = []
     combined: list[str] = []
+    future: list[JSONObject] = []
     for (site, target, kind), items in sorted(cells.items()):
         newest, *older = ordered = sorted(items, key=lambda f: f.order, reverse=True)
         shares = (assign([measured(f.result.raw) for f in ordered]) if kind == "run"
@@ -178,11 +202,15 @@ def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | No
             combined.append(combined_text(site, target, [
                 _source(f, taken) for f, taken in [(newest, shares[0][0]), *more]]))
         history.extend(_history(site, target, item) for item in older)
+        future.extend({"file": f.result.path.name, "site": site, "target": target,
+                       "started": f.result.raw["run"]["started"]} for f in ordered if f.future)
         replaced.extend(_hidden(site, target, ordered, shares))
     damaged = sorted(({"file": f.result.path.name, "site": f.result.site, **d.to_dict()}
                       for f in files for d in f.result.damages),
                      key=lambda d: (d["file"], d["where"]))
     unexpected.sort(key=lambda u: (u["file"], u["site"], u["target"]))
+    copied = sorted((c.to_dict() for c in copies), key=lambda c: (c["file"], c["same_as"]))
+    future.sort(key=lambda f: (f["site"], f["target"], f["file"]))
     ordered_skips = tuple(sorted(skipped, key=lambda s: (s.file, s.reason)))
     document: JSONObject = {
         "format": CAMPAIGN_FORMAT,
@@ -197,12 +225,15 @@ def merge(paths: Iterable[str | os.PathLike[str]], campaign: CampaignConfig | No
         # only when there is one: a merge that hides nothing writes the file it wrote before
         **({"replaced": replaced} if replaced else {}),
         **({"contributions": contributions} if contributions else {}),
+        **({"copies": copied} if copied else {}),
+        **({"future": future} if future else {}),
     }
     lines = tuple(f"{u['file']}: {u['reason']} (site {u['site']}, target {u['target']})"
                   for u in unexpected)
     return MergeOutcome(document, ordered_skips, lines,
                         tuple(f"{d['file']}: {damage_text(d)}" for d in damaged),
-                        tuple(replaced_text(r) for r in replaced), tuple(combined))
+                        tuple(replaced_text(r) for r in replaced), tuple(combined),
+                        tuple(map(copy_text, copied)), tuple(map(future_text, future)))
 
 
 def damage_text(damage: Mapping[str, str]) -> str:

@@ -158,11 +158,12 @@ class _SweepLoop(OpenLoop):
         self.gone: str | None = None
         self.phase = "sweep/lean"
 
-    def run(self, rate: float, duration_s: float, warmup_s: float = 0.0) -> StepResult:
-        result = super().run(rate, duration_s, warmup_s)
+    def run(self, rate: float, duration_s: float, warmup_s: float = 0.0,
+            on_end: Callable[[], None] | None = None) -> StepResult:
+        result = super().run(rate, duration_s, warmup_s, on_end)
         if self._outages_during(rate, repeated=True) and not self.stopped:
             self.close()  # new clients, new sessions: a restarted catalogue lost the old ones
-            result = super().run(rate, duration_s, warmup_s)
+            result = super().run(rate, duration_s, warmup_s, on_end)
             self._outages_during(rate, repeated=False)  # recorded; a step is repeated once
         return result
 

@@ -476,6 +476,7 @@ class Runner:
                 on_records=lambda index, chunk: self.progress.records(chunk, worker=index),
                 on_start=watch,
                 on_outage=notes.seen,
+                on_done=sampler.sample,  # the workers' CPU, read before they are reaped
             )
         outages = merge_outages(run.outages, phase=phase)
         # a worker waited the whole --outage-wait and the target did not come back

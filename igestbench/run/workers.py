@@ -327,13 +327,15 @@ def run_workers(
     deadline_s: float = 3600.0,
     on_start: Callable[[list[int]], None] | None = None,
     on_outage: Callable[[int, Outage], None] | None = None,
+    on_done: Callable[[], None] | None = None,
 ) -> WorkerRun:
     """Start one process per spec on a common barrier; collect records until all are done.
 
     ``on_records`` gets (worker index, records) for each chunk as it arrives, ``on_start`` the
     workers' process ids (the sampler watches their CPU), ``on_outage`` each outage report
-    (worker index, outage) as it arrives. A ``KeyboardInterrupt`` (a stop signal, see
-    stopping.py) at any moment — also while the workers start — stops the workers, waits
+    (worker index, outage) as it arrives, ``on_done`` when every worker has answered, before
+    they are reaped (the sampler's last reading of their CPU). A ``KeyboardInterrupt`` (a stop
+    signal, see stopping.py) at any moment — also while the workers start — stops the workers, waits
     :data:`STOP_GRACE_S` at most for what they have, and returns with ``interrupted``.
     """
     mp = multiprocessing.get_context("spawn")  # the parent may hold threads (local catalogue)
@@ -355,6 +357,8 @@ def run_workers(
             barrier.wait(timeout=START_TIMEOUT_S)  # broken: a worker failed; its outcome says why
         run.start_ns = time.perf_counter_ns()
         _collect(run, out, len(specs), on_records, on_outage, time.monotonic() + deadline_s)
+        if on_done is not None:
+            on_done()
     except KeyboardInterrupt as stop:
         run.interrupted = True
         grace = STOP_GRACE_S
