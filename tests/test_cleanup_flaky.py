@@ -28,13 +28,18 @@ from tests.test_run_flaky import _Dropping
 INGEST = Credentials("simple", "ingest", "ingest")
 
 
+def _journal(cat: LocalCatalogue, tmp_path: Path) -> tuple[Target, RunJournal]:
+    """A remote-looking target of ``cat`` and a run journal whose repeats do not sleep."""
+    target = Target(cat.service_url, INGEST, ClientConfig(url=cat.service_url), local=False)
+    return target, RunJournal(tmp_path / "r.json", RunTag.new("flaky"),
+                              repeats=RepeatPolicy(sleep=lambda s: None))
+
+
 def test_each_lost_call_of_a_cleanup_is_repeated_and_the_cleanup_completes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with LocalCatalogue(ServeConfig(date_header=False)) as cat:  # a clock Facility
-        target = Target(cat.service_url, INGEST, ClientConfig(url=cat.service_url), local=False)
-        run = RunJournal(tmp_path / "r.json", RunTag.new("flaky"),
-                         repeats=RepeatPolicy(sleep=lambda s: None))  # fmt: skip
+        target, run = _journal(cat, tmp_path)
         run.start(target, "6.2.0")  # makes its clock Facility: something to clean up
         assert left_on_server(cat) > 0
         # three searches of the survey, the login and the deleteMany each lose a connection
@@ -52,9 +57,7 @@ def test_a_refused_connection_is_not_tried_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with LocalCatalogue(ServeConfig(date_header=False)) as cat:  # a clock Facility
-        target = Target(cat.service_url, INGEST, ClientConfig(url=cat.service_url), local=False)
-        run = RunJournal(tmp_path / "r.json", RunTag.new("flaky"),
-                         repeats=RepeatPolicy(sleep=lambda s: None))  # fmt: skip
+        target, run = _journal(cat, tmp_path)
         run.start(target, "6.2.0")
         calls = []
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from igestbench.options import PARTS
 from igestbench.report.colours import DASH_ORDER, NEUTRAL, SOLID, colour_of, dash_for
 from igestbench.results.campaign import CampaignRun
 from igestbench.results.campaign_file import CampaignSite, CampaignTarget
@@ -300,8 +301,9 @@ def history_panels(runs: Sequence[CampaignRun], targets: Sequence[CampaignTarget
 
 
 #: The phases whose clients are the suite's worker processes or load threads (``burst/rest/1``,
-#: ``sweep/lean``); the others (idle, scale) have none.
-_CLIENT_PHASES = frozenset({"full-cycle", "single-query", "burst", "multi-query", "ids", "sweep"})
+#: ``sweep/lean``): every part's but verify's and scale's (whose calls the runner makes), and
+#: idle has none.
+_CLIENT_PHASES = frozenset(PARTS) - {"verify", "scale"}
 TOO_SHORT = "too short to sample"
 
 
