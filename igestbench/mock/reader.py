@@ -179,6 +179,7 @@ class Reader:
         kept = self._kept_texts(codec, entity)
         texts: list[str]
         if kept is not None and self._by_ids.wanted(sql):
+            self.plans.check(sql)  # a read too slow for the event loop stays so by ids too
             id_sql = compiled.sql.replace(select, f'{compiled.alias}."id"', 1)
             cursor = self._run(id_sql, compiled.params)
             ids = [row[0] for row in cursor.fetchmany(self.max_entities + 1)]
