@@ -2,18 +2,21 @@
 
 Every ``interval_s`` (default 1 s) one sample records: system CPU % (the mean of the per-core
 figures, so /proc/stat is read once), per-core CPU %, the CPU % of this process and of any added
-child processes (psutil's scale: 100 = one core busy), the machine's network Mbit/s in and out
-from the deltas of ``psutil.net_io_counters()`` (all interfaces, loopback included: a local run
-talks over it) and, apart, loopback's (its bytes once: the machine counts each as sent and as
-received; results/machine_net.py is the figure drawn from them — the machine's traffic, not the
-clients': the OS counts bytes per interface, not per process), and memory %. Samples belong to
-the phase current when their interval ends; switching phase
-(``with sampler.phase("full-cycle/zeep/4"):``) closes the running interval with a sample, so no
-interval straddles two phases. The runner also samples when a phase's workers have sent their
-last records, before they are reaped, and a sweep step when its load threads have made their
-calls, before they exit (:meth:`Sampler.sample`): an ended process or thread has no CPU to
-read, so a phase shorter than one interval would otherwise have no reading of its clients at
-all (its bar missing from the page's chart; TRYOUT4 #7).
+child processes (psutil's scale: 100 = one core busy), the machine's network Mbit/s in and out from
+the deltas of ``psutil.net_io_counters()`` (all interfaces, loopback included: a local run talks
+over it) and, apart, loopback's (its bytes once: the machine counts each as sent and as received;
+results/machine_net.py is the figure drawn from them — the machine's traffic, not the clients': the
+OS counts bytes per interface, not per process), and memory %. Samples belong to the phase current
+when their interval ends; switching phase (``with sampler.phase("full-cycle/zeep/4"):``) closes the
+running interval with a sample, so no interval straddles two phases. A phase of worker processes
+begins with their start-up (a process spawned, imports, a WSDL parsed, a login, an untimed
+preparation: CPU-heavy, and in a phase of a fraction of a second most of its samples' time), which
+goes to series :data:`START_PHASE` until the workers are ready at the barrier
+(:meth:`Sampler.ready`): the phase's own series is its workload's alone. The runner also samples
+when a phase's workers have sent their last records, before they are reaped, and a sweep step when
+its load threads have made their calls, before they exit (:meth:`Sampler.sample`): an ended process
+or thread has no CPU to read, so a phase shorter than one interval would otherwise have no reading
+of its clients at all (its bar missing from the page's chart; TRYOUT4 #7).
 
 **Client-bound** is decided from the suite's own clients, never from the machine: a busy box
 or a catalogue on the same host slows the client down, but it does not make the client the
@@ -66,6 +69,7 @@ __all__ = [
     "CLIENT_BOUND_PERCENT",
     "CLIENT_THREAD_PREFIX",
     "MACHINE_BUSY_WAIT_PERCENT",
+    "START_PHASE",
     "PhaseSeries",
     "Sampler",
 ]
@@ -74,6 +78,8 @@ __all__ = [
 MACHINE_BUSY_WAIT_PERCENT = 25.0
 #: Threads of this process whose names start so are clients (the open loop's load threads).
 CLIENT_THREAD_PREFIX = "sv7-load-"
+#: The series of the workers' start-ups, of every phase (:meth:`Sampler.phase`'s ``start``).
+START_PHASE = "start"
 
 
 def usable_cores() -> int:
@@ -234,6 +240,8 @@ class Sampler:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._phase = phase
+        #: the phase whose clients are starting (samples go to their start series until ready)
+        self._starting: str | None = None
         self._series: dict[str, PhaseSeries] = {}
         self._t0 = time.monotonic()
         self._last_t = self._t0
@@ -283,18 +291,33 @@ class Sampler:
         self.stop()
 
     @contextlib.contextmanager
-    def phase(self, name: str) -> Iterator[PhaseSeries]:
-        """Samples inside the block go to series ``name``; the previous phase resumes after."""
+    def phase(self, name: str, start: str | None = None) -> Iterator[PhaseSeries]:
+        """Samples inside the block go to series ``name``; the previous phase resumes after.
+
+        With ``start``, they go to series ``start`` until :meth:`ready` (the clients' start-up:
+        a process spawned, its imports, a WSDL parsed, a login, an untimed preparation), and
+        to ``name`` from then on, so that ``name``'s client CPU — and its client-bound verdict
+        — is only its workload's. The series yielded is ``name``'s.
+        """
         with self._lock:
             self._take()
-            previous, self._phase = self._phase, name
+            previous, self._phase = self._phase, start or name
+            self._starting = name if start else None
             series = self._series_of(name)
         try:
             yield series
         finally:
             with self._lock:
                 self._take()
-                self._phase = previous
+                self._phase, self._starting = previous, None
+
+    def ready(self) -> None:
+        """The clients of the current phase are ready (:meth:`phase`'s ``start``): a sample
+        closes their start-up, and samples go to the phase's own series from now on."""
+        with self._lock:
+            if self._starting is not None:
+                self._take()
+                self._phase, self._starting = self._starting, None
 
     def sample(self) -> None:
         """Take a sample now, into the current phase: called when a phase's workers are done

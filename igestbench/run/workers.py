@@ -332,13 +332,15 @@ def run_workers(
     on_start: Callable[[list[int]], None] | None = None,
     on_outage: Callable[[int, Outage], None] | None = None,
     on_done: Callable[[], None] | None = None,
+    on_ready: Callable[[], None] | None = None,
 ) -> WorkerRun:
     """Start one process per spec on a common barrier; collect records until all are done.
 
     ``on_records`` gets (worker index, records) for each chunk as it arrives, ``on_start`` the
     workers' process ids (the sampler watches their CPU), ``on_outage`` each outage report (worker
     index, outage) as it arrives, ``on_done`` when every worker has answered, before they are reaped
-    (the sampler's last reading of their CPU). A ``KeyboardInterrupt`` (a stop signal,
+    (the sampler's last reading of their CPU), ``on_ready`` when they have started and prepared and
+    pass the barrier (the sampler's end of their start-up). A ``KeyboardInterrupt`` (a stop signal,
     see stopping.py) at any moment — also while the workers start — stops the workers, waits
     :data:`STOP_GRACE_S` at most for what they have, and returns with ``interrupted``.
     """
@@ -360,6 +362,8 @@ def run_workers(
         with contextlib.suppress(threading.BrokenBarrierError):
             barrier.wait(timeout=START_TIMEOUT_S)  # broken: a worker failed; its outcome says why
         run.start_ns = time.perf_counter_ns()
+        if on_ready is not None:
+            on_ready()
         _collect(run, out, len(specs), on_records, on_outage, time.monotonic() + deadline_s)
         if on_done is not None:
             on_done()

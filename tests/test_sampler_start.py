@@ -1,0 +1,127 @@
+"""A phase's client-bound verdict is its workload's: the workers' start-up is sampled apart.
+
+Tryout: in phases of a fraction of a second, the clients' CPU was mostly the worker processes'
+start (a process spawned, imports, a WSDL parsed, a login, an untimed preparation), and the
+phases were flagged client-bound although their workload did not saturate them. The start-up
+now goes to the ``start`` series until the workers pass the barrier (Sampler.ready).
+
+The unit test drives the sampler with a fake client process and a fake clock (no speed
+involved); the run test uses a sampler that never ticks on its own (an interval of an hour).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import types
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from igestbench.config import RunConfig
+from igestbench.measure import sampler as sampler_module
+from igestbench.measure.sampler import START_PHASE, Sampler
+from igestbench.run import runner
+from igestbench.run.progress import Progress
+from tests.test_sampler_phase_end import _NeverTicks
+
+FAKE_PID = 2**22 + 12345  # beyond Linux's pid_max: no /proc/<pid>/schedstat to read
+
+
+class _Worker:
+    """A client process whose CPU (% of one core since the previous reading) the test sets."""
+
+    pid = FAKE_PID
+
+    def __init__(self) -> None:
+        self.percent = 0.0
+
+    def cpu_percent(self, interval: Any = None) -> float:
+        return self.percent
+
+
+@pytest.fixture()
+def worker(monkeypatch: pytest.MonkeyPatch) -> _Worker:
+    fake, real = _Worker(), psutil.Process
+
+    def process(pid: int | None = None) -> Any:
+        return fake if pid == FAKE_PID else real(pid)
+
+    monkeypatch.setattr(sampler_module.psutil, "Process", process)
+    return fake
+
+
+@pytest.fixture()
+def clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    now = [1000.0]
+    monkeypatch.setattr(sampler_module, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+    return now
+
+
+def _phase(sampler: Sampler, name: str) -> Any:
+    (series,) = [s for s in sampler.series() if s.phase == name]
+    return series
+
+
+def test_workers_that_burn_a_core_while_starting_do_not_make_their_phase_client_bound(
+        worker: _Worker, clock: list[float]) -> None:
+    sampler = Sampler(interval_s=3600.0).start()  # it samples at phase switches only
+    try:
+        with sampler.phase("single-query/zeep/1", start=START_PHASE) as series:
+            sampler.add_process(FAKE_PID)
+            worker.percent = 100.0  # imports, a WSDL parsed, a login: a core, 0.9 s long
+            clock[0] += 0.9
+            sampler.ready()  # at the barrier
+            worker.percent = 40.0  # the workload: 40 % of a core, 0.1 s long
+            clock[0] += 0.1
+            sampler.sample()  # the workers are done
+        assert series.dt_s == pytest.approx([0.1])
+        assert not series.client_bound
+        assert series.client_summary()["busiest_percent"] == pytest.approx(40.0)
+        start = _phase(sampler, START_PHASE)
+        assert start.dt_s == pytest.approx([0.9]) and start.client_bound
+    finally:
+        sampler.stop()
+
+
+def test_the_workload_saturating_its_client_is_still_client_bound(
+        worker: _Worker, clock: list[float]) -> None:
+    sampler = Sampler(interval_s=3600.0).start()
+    try:
+        with sampler.phase("burst/zeep/1", start=START_PHASE) as series:
+            sampler.add_process(FAKE_PID)
+            worker.percent = 30.0
+            clock[0] += 0.5
+            sampler.ready()
+            worker.percent = 99.0
+            clock[0] += 0.2
+            sampler.sample()
+        assert series.client_bound and not _phase(sampler, START_PHASE).client_bound
+        # outside a phase with a start, ready() changes nothing
+        with sampler.phase("sweep/lean") as sweep:
+            clock[0] += 0.3
+            sampler.ready()
+            clock[0] += 0.3
+        assert sweep.dt_s == pytest.approx([0.6])
+    finally:
+        sampler.stop()
+
+
+def test_the_runner_samples_its_workers_start_apart_from_their_phase(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "Sampler", _NeverTicks)
+    config = RunConfig(parts=("burst",), interfaces=("soap",), flavours=("zeep",),
+                       concurrency=(1,), files=20, batch_size=10, out=tmp_path / "out")
+    outcome = runner.Runner(config, Progress(io.StringIO(), live=False)).run()
+    assert outcome.path is not None, outcome.summary
+    doc = json.loads(outcome.path.read_text())
+    samples = {s["phase"]: s for s in doc["samples"]}
+    # the worker's start-up (spawn, imports, WSDL, login, preparation) has a reading of its own
+    assert max(samples[START_PHASE]["client_capacity_percent"]) == 100.0
+    # the phase's samples begin when the worker passed the barrier: after the start-up's
+    start_end = max(samples[START_PHASE]["t_s"])
+    assert min(samples["burst/zeep/1"]["t_s"]) > start_end
+    (entry,) = [b for b in doc["benchmarks"] if b["workload"] == "burst"]
+    assert entry["client_cpu"]["cpu_percent"] is not None
