@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import time
 import types
 from pathlib import Path
 from typing import Any
@@ -125,3 +127,44 @@ def test_the_runner_samples_its_workers_start_apart_from_their_phase(
     assert min(samples["burst/zeep/1"]["t_s"]) > start_end
     (entry,) = [b for b in doc["benchmarks"] if b["workload"] == "burst"]
     assert entry["client_cpu"]["cpu_percent"] is not None
+
+
+def test_a_short_phase_reads_its_clients_cpu_in_nanoseconds_not_in_ticks(
+        worker: _Worker, clock: list[float], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tryout, after the start-up was apart: multi-query/rest/1, a phase of 16 ms, read 129 % of
+    one core — psutil counts a process's CPU in 10 ms ticks. Linux counts each thread's time
+    on a core in nanoseconds (schedstat), which the sampler reads where it can."""
+    on_cpu = {"1": 0, "2": 0}  # the worker's threads' ns on a core
+
+    monkeypatch.setattr(sampler_module, "_threads_on_cpu_ns",
+                        lambda pid: dict(on_cpu) if pid == FAKE_PID else {})
+    sampler = Sampler(interval_s=3600.0).start()
+    try:
+        with sampler.phase("multi-query/rest/1", start=START_PHASE) as series:
+            sampler.add_process(FAKE_PID)
+            clock[0] += 0.5
+            on_cpu["1"] += 400_000_000
+            sampler.ready()
+            clock[0] += 0.016  # the workload: 16 ms, of which the client ran 9 ms …
+            on_cpu["1"] += 8_000_000
+            on_cpu["2"] += 1_000_000
+            on_cpu["3"] = 500_000  # … and a thread started meanwhile 0.5 ms
+            worker.percent = 125.0  # what two 10 ms ticks in 16 ms read
+            sampler.sample()
+        assert series.client_cpu_percent == pytest.approx([59.375])
+        assert not series.client_bound
+        assert _phase(sampler, START_PHASE).client_cpu_percent == pytest.approx([80.0])
+    finally:
+        sampler.stop()
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="Linux's /proc only")
+def test_threads_on_cpu_ns_counts_this_process_s_work() -> None:
+    before = sampler_module._threads_on_cpu_ns(os.getpid())
+    start = time.process_time()
+    while time.process_time() - start < 0.05:  # 50 ms of CPU, however long that takes
+        pass
+    after = sampler_module._threads_on_cpu_ns(os.getpid())
+    assert before and after
+    used = sum(ns - before.get(tid, 0) for tid, ns in after.items())
+    assert used >= 40_000_000  # a running thread's schedstat may lag by a scheduler tick

@@ -23,7 +23,9 @@ or a catalogue on the same host slows the client down, but it does not make the 
 bottleneck. The clients are the worker processes added with :meth:`Sampler.add_process` (the
 workloads) and this process's threads named ``sv7-load-…`` (:data:`CLIENT_THREAD_PREFIX`: the
 sweep's open loop; the built-in catalogue's threads in the same process are not clients). Each
-sample records their CPU (``client_cpu_percent``, 100 = one core) against what they could use
+sample records their CPU (``client_cpu_percent``, 100 = one core; on Linux from each thread's
+nanoseconds on a core in ``/proc/<pid>/task/<tid>/schedstat``, since psutil's count in 10 ms
+ticks reads a phase of 20 ms as anything from 0 to 150 %) against what they could use
 (``client_capacity_percent``: one core per client process, and one for the load threads, which
 share one interpreter — at most the cores this process may run on), beside the CPU of
 everything else (``others_cpu_percent``) and the machine's load average. A phase is flagged
@@ -231,6 +233,8 @@ class Sampler:
         self._own = psutil.Process()
         #: client processes (workers); those that exited are dropped
         self._clients: list[psutil.Process] = []
+        #: ns on a core of each thread of each client process at the previous sample (Linux)
+        self._client_ns: dict[int, dict[str, int]] = {}
         #: CPU seconds of each thread of this process at the previous sample, by native id
         self._thread_cpu: dict[int, float] = {}
         self._cores = usable_cores()
@@ -257,6 +261,7 @@ class Sampler:
         process.cpu_percent(None)  # the first call only sets the baseline
         with self._lock:
             self._clients.append(process)
+            self._client_ns[pid] = _threads_on_cpu_ns(pid)
 
     def start(self) -> Sampler:
         if self._thread is not None:
@@ -264,6 +269,7 @@ class Sampler:
         # Baselines: psutil's percentages cover the time since the previous call.
         for process in (self._own, *self._clients):
             process.cpu_percent(None)
+        self._client_ns = {p.pid: _threads_on_cpu_ns(p.pid) for p in self._clients}
         self._last_t = time.monotonic()
         self._last_net = _net_bytes(self._loopback)
         self._last_cores = psutil.cpu_times(percpu=True)
@@ -362,10 +368,12 @@ class Sampler:
         clients, alive = [], []
         for process in self._clients:
             try:
-                clients.append(process.cpu_percent(None))
-                alive.append(process)
+                ticks = process.cpu_percent(None)
             except psutil.Error:  # a worker that has exited contributes nothing, and no capacity
+                self._client_ns.pop(process.pid, None)
                 continue
+            clients.append(self._precise_percent(process.pid, elapsed, ticks))
+            alive.append(process)
         self._clients = alive
         load, tids = self._load_threads_percent(elapsed)
         if load is not None:
@@ -397,6 +405,18 @@ class Sampler:
         series.net_out_mbit_s.append(bits_out / elapsed / 1e6)
         series.net_loopback_mbit_s.append(bits_loopback / elapsed / 1e6)
         series.memory_percent.append(psutil.virtual_memory().percent)
+
+    def _precise_percent(self, pid: int, elapsed: float, ticks: float) -> float:
+        """A client process's CPU % since the previous sample from its threads' nanoseconds on a
+        core (Linux's schedstat), else ``ticks`` (psutil's: counted in 10 ms ticks, which in a
+        phase of 20 ms reads anything from 0 to 150 % of a core)."""
+        before, now = self._client_ns.get(pid), _threads_on_cpu_ns(pid)
+        self._client_ns[pid] = now
+        if before is None or not now:
+            return ticks
+        # a thread first seen started within the interval; one gone is not counted
+        used = sum(max(0, ns - before.get(tid, 0)) for tid, ns in now.items())
+        return used / (elapsed * 1e9) * 100
 
     def _threads_cpu(self) -> dict[int, float]:
         try:
@@ -435,6 +455,24 @@ class Sampler:
             most = max(most, min(100.0, share))
         self._waits = seen
         return most
+
+
+def _threads_on_cpu_ns(pid: int) -> dict[str, int]:
+    """Nanoseconds on a core of each thread of process ``pid`` (the first field of
+    ``/proc/<pid>/task/<tid>/schedstat``), by thread id; empty where there is no such file (not
+    Linux, the process gone)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return {}
+    found: dict[str, int] = {}
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat", encoding="ascii") as stat:
+                found[tid] = int(stat.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
 
 
 def _loopback_interfaces() -> frozenset[str]:
