@@ -309,6 +309,8 @@ class Sampler:
             self._take()
             previous, self._phase = self._phase, start or name
             self._starting = name if start else None
+            if start:
+                self._series_of(start)  # the start-up's series before the phase's, in order
             series = self._series_of(name)
         try:
             yield series
