@@ -175,3 +175,24 @@ def test_a_scan_an_index_covers_reads_the_index_with_the_same_answer(tmp_path: o
             assert store.conn.execute(plan.sql, compiled.params).fetchall() == plain, query
             checked += bool(plain)
         assert checked >= 3
+
+
+def test_a_page_too_slow_for_the_loop_goes_to_a_worker_when_it_asks_for_its_ids_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a big answer asked again asks for its ids first (mock/row_texts.py), by another
+    # statement: the read was remembered as slow by its own, which must still send it away
+    monkeypatch.setattr(catalogue, "INLINE_SQL_S", 0.0)
+    with traced(monkeypatch) as (cat, ran):
+        sid = login(cat.service_url)
+        query = "SELECT df FROM Datafile df WHERE df.name LIKE 'df19%' ORDER BY df.name"
+        for turn in range(3):
+            ran.clear()
+            assert search(cat, sid, query) == 111
+            threads = runs_of(ran, "'df19%'")
+            assert len(threads) == 1, threads
+            if turn < 2:  # whole rows on the loop: over budget twice in a row makes it slow
+                assert not threads[0].startswith("sv7-request"), (turn, threads)
+        # the third asks for ids only, in a worker
+        ids_only = [(t, sql) for t, sql in ran if sql.startswith('SELECT t0."id" FROM')]
+        assert ids_only and all(t.startswith("sv7-request") for t, _ in ids_only), ran

@@ -13,7 +13,7 @@ import operator
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from igestbench.icat.beans import Bean
 from igestbench.icat.faults import IcatInsufficientPrivileges, IcatNoSuchObject, IcatValidation
@@ -22,6 +22,7 @@ from igestbench.mock import row_json, row_xml, tables
 from igestbench.mock.jpql import CompiledSearch, IncludeNode, compile_get, compile_search
 from igestbench.mock.jpql.model import correlated
 from igestbench.mock.plans import Plans
+from igestbench.mock.row_texts import KEPT_ROWS, ByIds, KeptTexts
 from igestbench.mock.store import Store
 
 #: entity name → (SQL selecting the ids the user may read, params); None: everything readable.
@@ -49,6 +50,9 @@ class RowTextEncoder(Protocol):
     """What :mod:`row_xml` and :mod:`row_json` make per entity: rows → answer text."""
 
     attribute_columns: int
+    #: one row's element of a search answer, and what goes between two of them
+    row_text: Callable[[Row], str]
+    separator: str
 
     def rows_text(self, rows: Iterable[Row]) -> str: ...
 
@@ -63,6 +67,7 @@ class RowTextEncoder(Protocol):
 class Codec:
     """One way of writing answers from rows: ICAT's SOAP XML or its REST JSON."""
 
+    name: str
     row_encoder: Callable[[Profile, str, dt.tzinfo], RowTextEncoder]
     #: a search for values (the result with dates in the server's zone) → answer text
     values: Callable[[Profile, SearchResult, dt.tzinfo], str]
@@ -71,11 +76,13 @@ class Codec:
 
 
 XML = Codec(
+    "xml",
     row_xml.row_encoder,
     lambda profile, r, zone: row_xml.encode_values(r.items, r.value_types, r.multi),
     lambda text: text,
 )
 JSON = Codec(
+    "json",
     row_json.row_encoder,
     lambda profile, r, zone: row_json.encode_values(
         profile, r.items, r.value_types, r.multi, r.empty_aggregates, zone
@@ -114,6 +121,10 @@ class Reader:
         self.zone = zone
         #: Where each read may run, and the shape it runs in (before any of its SQL runs).
         self.plans = Plans(store)
+        #: (answer form, entity) → the texts of rows written before (:mod:`row_texts`)
+        self._kept: dict[tuple[str, str], KeptTexts] = {}
+        #: the searches that ask for their ids first
+        self._by_ids = ByIds()
 
     def search(self, user: str, query: str, restrict: Restrictions) -> SearchResult:
         compiled = self._compile(user, query, restrict)
@@ -146,9 +157,7 @@ class Reader:
             columns = select.split(", ")[: encoder.attribute_columns]
             sql = compiled.sql.replace(select, ", ".join(columns), 1)
             with self.plans.timed(sql):
-                rows = self._run(sql, compiled.params).fetchmany(self.max_entities + 1)
-                self._check_size(len(rows))
-                return codec.entities(encoder.rows_text(rows))
+                return codec.entities(self._rows_text(compiled, select, sql, entity, codec))
         with self.plans.timed(compiled.sql):
             cursor = self._run(compiled.sql, compiled.params)
             if compiled.kind == "values":
@@ -159,6 +168,42 @@ class Reader:
             entity, rows, ones, manys = found
             encoder = codec.row_encoder(self.profile, entity.name, self.zone)
             return codec.entities(encoder.returns(rows, ones, manys))
+
+    def _rows_text(
+        self, compiled: CompiledSearch, select: str, sql: str, entity: Entity, codec: Codec
+    ) -> str:
+        """The elements of an entity search's answer without INCLUDE: ``sql`` is
+        ``compiled.sql`` selecting the attributes only. Texts written before are used again,
+        and a big answer mostly kept the last time asks for its ids first (:mod:`row_texts`)."""
+        encoder = codec.row_encoder(self.profile, entity.name, self.zone)
+        kept = self._kept_texts(codec, entity)
+        texts: list[str]
+        if kept is not None and self._by_ids.wanted(sql):
+            self.plans.check(sql)  # a read too slow for the event loop stays so by ids too
+            id_sql = compiled.sql.replace(select, f'{compiled.alias}."id"', 1)
+            cursor = self._run(id_sql, compiled.params)
+            ids = [row[0] for row in cursor.fetchmany(self.max_entities + 1)]
+            self._check_size(len(ids))
+            known = list(map(kept.get, ids))
+            rows_found, hits = len(ids), len(ids) - known.count(None)
+            if hits < len(ids):
+                missing = [i for i, text in zip(ids, known, strict=True) if text is None]
+                rows = self._fetch(entity, _ID, missing, None, encoder.attribute_columns)
+                written = dict(zip(map(_first, rows), map(encoder.row_text, rows), strict=True))
+                if len(written) <= KEPT_ROWS:
+                    kept.update(written)
+                # a row deleted since its id was found is left out, as if it had gone before
+                texts = [text for i, known_text in zip(ids, known, strict=True)
+                         if (text := known_text or written.get(i)) is not None]  # fmt: skip
+            else:
+                texts = cast("list[str]", known)
+        else:
+            rows = self._run(sql, compiled.params).fetchmany(self.max_entities + 1)
+            self._check_size(len(rows))
+            rows_found = len(rows)
+            hits, texts = self._written(kept, rows, encoder.row_text)
+        self._by_ids.note(sql, rows_found, hits)
+        return encoder.separator.join(texts)
 
     def get(self, user: str, query: str, obj_id: int, restrict: Restrictions) -> Bean:
         with self.plans.timed(_get_key(query)):
@@ -313,7 +358,7 @@ class Reader:
             if f.rel is RelType.ONE:
                 i = tables.column_index(entity, name)
                 ids = sorted({row[i] for row in rows if row[i] is not None})
-                found = self._fetch(target, BASE_FIELDS[2], ids, restrict, width)
+                found = self._fetch(target, _ID, ids, restrict, width)
             else:
                 assert f.mapped_by is not None
                 back = target.field(f.mapped_by)
@@ -338,6 +383,37 @@ class Reader:
                     groups.setdefault(row[j], []).append(obj)
                 manys[name] = groups
         return ones, manys
+
+    def _kept_texts(self, codec: Codec, entity: Entity) -> dict[int, str] | None:
+        """The texts of ``entity``'s rows as elements of a search answer in ``codec``'s form,
+        kept for the store's present version; None for the writer's own reads inside a
+        transaction, which see its uncommitted rows (:mod:`row_texts`)."""
+        if self.store.conn.in_transaction:
+            return None
+        key = (codec.name, entity.name)
+        texts = self._kept.get(key)
+        if texts is None:
+            texts = self._kept.setdefault(key, KeptTexts())
+        return texts.of(self.store.version)  # before the statement runs: see row_texts
+
+    @staticmethod
+    def _written(
+        kept: dict[int, str] | None, rows: Sequence[Row], write: Callable[[Row], str]
+    ) -> tuple[int, list[str]]:
+        """Each row's text, kept or written now (and kept); how many were kept."""
+        if kept is None:
+            return 0, list(map(write, rows))
+        ids = list(map(_first, rows))
+        known = list(map(kept.get, ids))
+        hits = len(ids) - known.count(None)
+        if hits == 0:
+            texts = list(map(write, rows))
+        else:
+            texts = [text if text is not None else write(row)
+                     for row, text in zip(rows, known, strict=True)]  # fmt: skip
+        if hits < len(ids) and len(ids) <= KEPT_ROWS:
+            kept.update(zip(ids, texts, strict=True))
+        return hits, texts
 
     def _fetch(
         self,
@@ -400,6 +476,8 @@ def _beans(
 
 
 _first = operator.itemgetter(0)
+#: the id field, which :meth:`Reader._fetch` finds rows by
+_ID = next(f for f in BASE_FIELDS if f.name == "id")
 
 #: id of an entity, width, also's name → (the entity, kept so its id stays its own; the SELECT)
 _SELECTS: dict[tuple[int, int | None, str | None], tuple[Entity, str]] = {}

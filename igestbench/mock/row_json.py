@@ -109,13 +109,16 @@ class RowJsonEncoder:
         #: how many leading columns of :func:`tables.select_list` the attributes need
         self.attribute_columns = 1 + max(columns[f.name] for f in attributes)
         plan = [(f, columns.get(f.name, -1)) for f in order]
-        self._item = _row_function(plan, dates, self.item_open, "}}")
+        #: one row's element of a search answer, without INCLUDEd objects
+        self.row_text = _row_function(plan, dates, self.item_open, "}}")
+        #: what goes between the row texts of a search answer
+        self.separator = ","
         self._body = _row_function(plan, dates, "{", "}")
 
     def rows_text(self, rows: Iterable[Row]) -> str:
         """The elements of a search answer for ``rows`` (none with INCLUDEd objects), joined
         by commas: what goes between the brackets of the answer's array."""
-        return ",".join(map(self._item, rows))
+        return ",".join(map(self.row_text, rows))
 
     def returns(self, rows: Sequence[Row], ones: Ones, manys: Manys) -> str:
         """The elements ``{"Dataset":{…}}`` of a search answer, one per row, joined by commas."""

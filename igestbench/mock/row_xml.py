@@ -136,12 +136,15 @@ class RowEncoder:
         #: many-to-one ids come last, and a search without INCLUDE need not fetch them)
         self.attribute_columns = 1 + max(columns[f.name] for f in attributes)
         plan = [(f, columns[f.name]) for f in attributes]
-        self._row = _row_function(plan, dates, self.return_open, "</return>")
+        #: one row's ``return`` element, without INCLUDEd objects
+        self.row_text = _row_function(plan, dates, self.return_open, "</return>")
+        #: what goes between the row texts of a search answer
+        self.separator = ""
         self._body = _row_function(plan, dates, "", "")
 
     def rows_text(self, rows: Iterable[Row]) -> str:
         """The ``return`` elements of ``rows``, none with INCLUDEd objects."""
-        return "".join(map(self._row, rows))
+        return "".join(map(self.row_text, rows))
 
     def returns(self, rows: Sequence[Row], ones: Ones, manys: Manys) -> str:
         """The ``<return xsi:type=…>`` elements of a search answer, one per row."""

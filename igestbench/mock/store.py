@@ -156,6 +156,9 @@ class Store:
         self._analyzed_at = 0
         #: bumped by each ANALYZE: every thread's connection then loads the new statistics
         self.statistics = 0
+        #: bumped at the end of every outermost transaction, committed or rolled back: what a
+        #: read saw before may have changed (the reader's written rows are kept per version)
+        self.version = 0
         self.fresh = not self._has_tables()
         with self.transaction():
             for ddl in tables.schema_sql(profile):
@@ -313,10 +316,18 @@ class Store:
                 yield
             except BaseException:
                 self._depth -= 1
-                self._roll_back(conn, name)
+                try:
+                    self._roll_back(conn, name)
+                finally:
+                    if self._depth == 0:  # rows read inside the transaction are gone again
+                        self.version += 1
                 raise
             self._depth -= 1
-            conn.execute("COMMIT" if self._depth == 0 else f"RELEASE {name}")
+            try:
+                conn.execute("COMMIT" if self._depth == 0 else f"RELEASE {name}")
+            finally:
+                if self._depth == 0:  # after the COMMIT, not before: see mock/row_texts.py
+                    self.version += 1
             if self._depth == 0:
                 self.checkpointer.after_write()
             if self._depth == 0 and self._written - self._analyzed_at >= max(
