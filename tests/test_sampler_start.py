@@ -5,14 +5,12 @@ start (a process spawned, imports, a WSDL parsed, a login, an untimed preparatio
 phases were flagged client-bound although their workload did not saturate them. The start-up
 now goes to the ``start`` series until the workers pass the barrier (Sampler.ready).
 
-The unit test drives the sampler with a fake client process and a fake clock (no speed
-involved); the run test uses a sampler that never ticks on its own (an interval of an hour).
+The tests drive the sampler with a fake client process and a fake clock (no speed involved);
+test_sampler_phase_end.py checks a run's samples hold the start-up apart.
 """
 
 from __future__ import annotations
 
-import io
-import json
 import os
 import time
 import types
@@ -22,12 +20,8 @@ from typing import Any
 import psutil
 import pytest
 
-from igestbench.config import RunConfig
 from igestbench.measure import sampler as sampler_module
 from igestbench.measure.sampler import START_PHASE, Sampler
-from igestbench.run import runner
-from igestbench.run.progress import Progress
-from tests.test_sampler_phase_end import _NeverTicks
 
 FAKE_PID = 2**22 + 12345  # beyond Linux's pid_max: no /proc/<pid>/schedstat to read
 
@@ -109,24 +103,6 @@ def test_the_workload_saturating_its_client_is_still_client_bound(
         assert sweep.dt_s == pytest.approx([0.6])
     finally:
         sampler.stop()
-
-
-def test_the_runner_samples_its_workers_start_apart_from_their_phase(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner, "Sampler", _NeverTicks)
-    config = RunConfig(parts=("burst",), interfaces=("soap",), flavours=("zeep",),
-                       concurrency=(1,), files=20, batch_size=10, out=tmp_path / "out")
-    outcome = runner.Runner(config, Progress(io.StringIO(), live=False)).run()
-    assert outcome.path is not None, outcome.summary
-    doc = json.loads(outcome.path.read_text())
-    samples = {s["phase"]: s for s in doc["samples"]}
-    # the worker's start-up (spawn, imports, WSDL, login, preparation) has a reading of its own
-    assert max(samples[START_PHASE]["client_capacity_percent"]) == 100.0
-    # the phase's samples begin when the worker passed the barrier: after the start-up's
-    start_end = max(samples[START_PHASE]["t_s"])
-    assert min(samples["burst/zeep/1"]["t_s"]) > start_end
-    (entry,) = [b for b in doc["benchmarks"] if b["workload"] == "burst"]
-    assert entry["client_cpu"]["cpu_percent"] is not None
 
 
 def test_a_short_phase_reads_its_clients_cpu_in_nanoseconds_not_in_ticks(
