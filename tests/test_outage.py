@@ -6,8 +6,10 @@ started again on the same port and file (its data kept, its sessions lost, as in
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import re
 import socket
 import threading
 import time
@@ -27,6 +29,7 @@ from igestbench.run.benchmarks import benchmark_entry
 from igestbench.run.outage import (
     Outage,
     OutageGuard,
+    OutageWatch,
     TargetGone,
     merge_outages,
     not_answering,
@@ -317,8 +320,9 @@ def test_the_guard_waits_relogs_in_and_gives_up_after_the_bound() -> None:
     client.login("simple", {"username": "u", "password": "p"})
     with pytest.raises(TransportFailure):
         client.search("x")
-    assert client.outage is not None and reports[-1].end_ns is None
+    assert client.outage is not None and reports == []  # reported once a poll fails too
     assert client.search("x") == [1]
+    assert reports[0].end_ns is None  # when the first poll failed
     assert calls == ["login", "search", "poll", "poll", "poll", "login", "search"]
     assert reports[-1].end_ns is not None and dict(reports[-1].errors) == {
         "timeout": 1,
@@ -341,3 +345,146 @@ def test_the_guard_waits_relogs_in_and_gives_up_after_the_bound() -> None:
     with pytest.raises(TargetGone):  # at once, without polling again
         client.search("x")
     assert calls.count("poll") == polls and reports[-1].end_ns is None
+
+
+class _DropOnce(threading.Thread):
+    """A TCP proxy on loopback in front of ``upstream`` (host, port) that closes, once, the
+    connection of the ``nth`` request whose bytes match ``marker`` — without forwarding it and
+    without an answer, as a dropped connection does — and passes everything else through."""
+
+    def __init__(self, upstream: tuple[str, int], marker: bytes, nth: int) -> None:
+        super().__init__(daemon=True)
+        self.upstream, self.pattern, self.nth = upstream, re.compile(marker), nth
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self.listener.getsockname()[1]
+        self.dropped = 0
+        self._lock = threading.Lock()
+
+    def run(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:  # closed: the test is over
+                return
+            server = socket.create_connection(self.upstream)
+            threading.Thread(target=self._pump, args=(client, server, True), daemon=True).start()
+            threading.Thread(target=self._pump, args=(server, client, False), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, requests: bool) -> None:
+        try:
+            while data := src.recv(65536):
+                if requests and self.pattern.search(data):
+                    with self._lock:
+                        self.dropped += 1
+                        drop = self.dropped == self.nth
+                    if drop:
+                        break
+                dst.sendall(data)
+        except OSError:
+            pass
+        for sock in (src, dst):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    def close(self) -> None:
+        self.listener.close()
+        self.join(5)
+
+
+def test_one_call_lost_while_the_target_answers_is_an_error_not_an_outage(tmp_path: Path) -> None:
+    """A connection dropped once, the first poll answered: the lookup it cut is counted failed
+    with its cause (benchmarks[].errors, ops[…].errors), and there is no outage: no entry, no
+    note, no terminal line (tryout: an "outage" of 0.0 s and two lines for one lost call)."""
+    with LocalCatalogue(ServeConfig()) as cat:
+        # the third get: the first is a cold call, apart from the statistics (cold_ms)
+        proxy = _DropOnce(("127.0.0.1", cat.port), rb"<(\w+:)?get[ >]", nth=3)
+        proxy.start()
+        try:
+            url = f"http://127.0.0.1:{proxy.port}/ICATService/ICAT"
+            config = run_config(url, tmp_path, parts=("single-query",), flavours=("zeep",),
+                                queries=30, outage_wait=15.0)  # fmt: skip
+            progress = _Watching(threading.Event())
+            outcome = Runner(config, progress).run()
+        finally:
+            proxy.close()
+    assert proxy.dropped > 3, "no get call was dropped"
+    assert outcome.exit_code == 0, (outcome.summary, progress.text)
+    assert outcome.path is not None
+    data = json.loads(outcome.path.read_text())
+    assert data["outages"] == [] and not any("stopped answering" in n for n in data["notes"])
+    assert "stopped answering" not in progress.text and "target back" not in progress.text
+    (bench,) = data["benchmarks"]
+    assert bench["errors"]["calls"] == 1 and bench["errors"]["causes"] == {"TransportFailure": 1}
+    failed = {op: e["errors"] for op, e in bench["ops"].items() if e["errors"]}
+    assert failed == {"single-query/get": {"TransportFailure": 1}}, failed
+    assert data["cleanup"]["left"] == 0 and data["run"]["status"] == "complete"
+
+
+class _Answers:
+    """A fake client whose polls (``entity_names``) answer as ``polls`` says, in turn."""
+
+    flavour = "fake"
+
+    def __init__(self, polls: list[str], calls: list[str]) -> None:
+        self.polls, self.calls = iter(polls), calls
+
+    def login(self, authenticator: str, credentials: Any) -> None:
+        self.calls.append("login")
+
+    def entity_names(self) -> list[str]:
+        self.calls.append("poll")
+        if next(self.polls) != "ok":
+            raise TransportFailure(TransportCause.REFUSED, "http://x", "down")
+        return []
+
+    def search(self, query: str) -> list[Any]:
+        self.calls.append("search")
+        if self.calls.count("search") == 1:
+            raise TransportFailure(TransportCause.CONNECTION, "http://x", "connection lost")
+        return [1]
+
+
+def test_the_guard_counts_a_call_lost_once_as_no_outage() -> None:
+    calls: list[str] = []
+    reports: list[Outage] = []
+    client = OutageGuard(_Answers(["ok"], calls), max_wait_s=5.0,  # type: ignore[arg-type]
+                         on_outage=reports.append)  # fmt: skip
+    client.login("simple", {"username": "u", "password": "p"})
+    with pytest.raises(TransportFailure):  # the operation fails, with its cause
+        client.search("x")
+    assert client.search("x") == [1]  # the first poll answered: a lost call
+    assert calls == ["login", "search", "poll", "login", "search"]
+    assert reports == [] and client.outage is None and client.recover() is None
+
+
+def test_the_guard_reports_an_outage_when_the_first_poll_fails_too() -> None:
+    calls: list[str] = []
+    reports: list[Outage] = []
+    client = OutageGuard(_Answers(["refused", "ok"], calls), max_wait_s=5.0,  # type: ignore[arg-type]
+                         on_outage=reports.append)  # fmt: skip
+    sent_ns = time.perf_counter_ns()
+    with pytest.raises(TransportFailure):
+        client.search("x")
+    assert client.search("x") == [1]
+    begun, ended = reports
+    assert begun.end_ns is None and ended.end_ns is not None
+    assert begun.start_ns == ended.start_ns and sent_ns <= ended.start_ns < ended.end_ns
+    assert dict(ended.errors) == {"connection": 1, "refused": 1}
+
+
+def test_the_sweeps_watch_counts_a_call_lost_once_as_no_outage() -> None:
+    def failure(cause: TransportCause) -> TransportFailure:
+        return TransportFailure(cause, "http://x", "test")
+
+    watch = OutageWatch()
+    watch.failed(failure(TransportCause.REFUSED), time.perf_counter_ns())
+    watch.answered()  # the next call answered: one lost call
+    assert watch.take() == []
+    sent_ns = time.perf_counter_ns()
+    watch.failed(failure(TransportCause.REFUSED), sent_ns)
+    watch.failed(failure(TransportCause.REFUSED), time.perf_counter_ns())
+    watch.answered()
+    (outage,) = watch.take()
+    assert outage.start_ns == sent_ns and outage.end_ns is not None
+    assert dict(outage.errors) == {"refused": 2}

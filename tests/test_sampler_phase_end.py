@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from igestbench.config import RunConfig
-from igestbench.measure.sampler import Sampler
+from igestbench.measure.sampler import START_PHASE, Sampler
 from igestbench.results.client_use import phase_client_use
 from igestbench.run import runner
 from igestbench.run.progress import Progress
@@ -41,6 +41,11 @@ def test_every_workload_phase_has_a_reading_of_its_clients(
     doc = json.loads(outcome.path.read_text())
     (phase,) = [s for s in doc["samples"] if s["phase"] == "burst/zeep/1"]
     assert max(phase["client_capacity_percent"]) == 100.0  # one client process, read
+    # its start-up (spawn, imports, WSDL, login, preparation) apart, before the barrier: the
+    # phase's reading is its workload's alone (tests/test_sampler_start.py)
+    (start,) = [s for s in doc["samples"] if s["phase"] == START_PHASE]
+    assert max(start["client_capacity_percent"]) == 100.0
+    assert min(phase["t_s"]) > max(start["t_s"])
     assert phase_client_use(phase) is not None  # the chart has its bar
     (entry,) = [b for b in doc["benchmarks"] if b["workload"] == "burst"]
     assert entry["client_cpu"]["cpu_percent"] is not None

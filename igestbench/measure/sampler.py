@@ -2,25 +2,30 @@
 
 Every ``interval_s`` (default 1 s) one sample records: system CPU % (the mean of the per-core
 figures, so /proc/stat is read once), per-core CPU %, the CPU % of this process and of any added
-child processes (psutil's scale: 100 = one core busy), the machine's network Mbit/s in and out
-from the deltas of ``psutil.net_io_counters()`` (all interfaces, loopback included: a local run
-talks over it) and, apart, loopback's (its bytes once: the machine counts each as sent and as
-received; results/machine_net.py is the figure drawn from them — the machine's traffic, not the
-clients': the OS counts bytes per interface, not per process), and memory %. Samples belong to
-the phase current when their interval ends; switching phase
-(``with sampler.phase("full-cycle/zeep/4"):``) closes the running interval with a sample, so no
-interval straddles two phases. The runner also samples when a phase's workers have sent their
-last records, before they are reaped, and a sweep step when its load threads have made their
-calls, before they exit (:meth:`Sampler.sample`): an ended process or thread has no CPU to
-read, so a phase shorter than one interval would otherwise have no reading of its clients at
-all (its bar missing from the page's chart; TRYOUT4 #7).
+child processes (psutil's scale: 100 = one core busy), the machine's network Mbit/s in and out from
+the deltas of ``psutil.net_io_counters()`` (all interfaces, loopback included: a local run talks
+over it) and, apart, loopback's (its bytes once: the machine counts each as sent and as received;
+results/machine_net.py is the figure drawn from them — the machine's traffic, not the clients': the
+OS counts bytes per interface, not per process), and memory %. Samples belong to the phase current
+when their interval ends; switching phase (``with sampler.phase("full-cycle/zeep/4"):``) closes the
+running interval with a sample, so no interval straddles two phases. A phase of worker processes
+begins with their start-up (a process spawned, imports, a WSDL parsed, a login, an untimed
+preparation: CPU-heavy, and in a phase of a fraction of a second most of its samples' time), which
+goes to series :data:`START_PHASE` until the workers are ready at the barrier
+(:meth:`Sampler.ready`): the phase's own series is its workload's alone. The runner also samples
+when a phase's workers have sent their last records, before they are reaped, and a sweep step when
+its load threads have made their calls, before they exit (:meth:`Sampler.sample`): an ended process
+or thread has no CPU to read, so a phase shorter than one interval would otherwise have no reading
+of its clients at all (its bar missing from the page's chart; TRYOUT4 #7).
 
 **Client-bound** is decided from the suite's own clients, never from the machine: a busy box
 or a catalogue on the same host slows the client down, but it does not make the client the
 bottleneck. The clients are the worker processes added with :meth:`Sampler.add_process` (the
 workloads) and this process's threads named ``sv7-load-…`` (:data:`CLIENT_THREAD_PREFIX`: the
 sweep's open loop; the built-in catalogue's threads in the same process are not clients). Each
-sample records their CPU (``client_cpu_percent``, 100 = one core) against what they could use
+sample records their CPU (``client_cpu_percent``, 100 = one core; on Linux from each thread's
+nanoseconds on a core in ``/proc/<pid>/task/<tid>/schedstat``, since psutil's count in 10 ms
+ticks reads a phase of 20 ms as anything from 0 to 150 %) against what they could use
 (``client_capacity_percent``: one core per client process, and one for the load threads, which
 share one interpreter — at most the cores this process may run on), beside the CPU of
 everything else (``others_cpu_percent``) and the machine's load average. A phase is flagged
@@ -66,6 +71,7 @@ __all__ = [
     "CLIENT_BOUND_PERCENT",
     "CLIENT_THREAD_PREFIX",
     "MACHINE_BUSY_WAIT_PERCENT",
+    "START_PHASE",
     "PhaseSeries",
     "Sampler",
 ]
@@ -74,6 +80,8 @@ __all__ = [
 MACHINE_BUSY_WAIT_PERCENT = 25.0
 #: Threads of this process whose names start so are clients (the open loop's load threads).
 CLIENT_THREAD_PREFIX = "sv7-load-"
+#: The series of the workers' start-ups, of every phase (:meth:`Sampler.phase`'s ``start``).
+START_PHASE = "start"
 
 
 def usable_cores() -> int:
@@ -225,6 +233,8 @@ class Sampler:
         self._own = psutil.Process()
         #: client processes (workers); those that exited are dropped
         self._clients: list[psutil.Process] = []
+        #: ns on a core of each thread of each client process at the previous sample (Linux)
+        self._client_ns: dict[int, dict[str, int]] = {}
         #: CPU seconds of each thread of this process at the previous sample, by native id
         self._thread_cpu: dict[int, float] = {}
         self._cores = usable_cores()
@@ -234,6 +244,8 @@ class Sampler:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._phase = phase
+        #: the phase whose clients are starting (samples go to their start series until ready)
+        self._starting: str | None = None
         self._series: dict[str, PhaseSeries] = {}
         self._t0 = time.monotonic()
         self._last_t = self._t0
@@ -249,6 +261,7 @@ class Sampler:
         process.cpu_percent(None)  # the first call only sets the baseline
         with self._lock:
             self._clients.append(process)
+            self._client_ns[pid] = _threads_on_cpu_ns(pid)
 
     def start(self) -> Sampler:
         if self._thread is not None:
@@ -256,6 +269,7 @@ class Sampler:
         # Baselines: psutil's percentages cover the time since the previous call.
         for process in (self._own, *self._clients):
             process.cpu_percent(None)
+        self._client_ns = {p.pid: _threads_on_cpu_ns(p.pid) for p in self._clients}
         self._last_t = time.monotonic()
         self._last_net = _net_bytes(self._loopback)
         self._last_cores = psutil.cpu_times(percpu=True)
@@ -283,18 +297,35 @@ class Sampler:
         self.stop()
 
     @contextlib.contextmanager
-    def phase(self, name: str) -> Iterator[PhaseSeries]:
-        """Samples inside the block go to series ``name``; the previous phase resumes after."""
+    def phase(self, name: str, start: str | None = None) -> Iterator[PhaseSeries]:
+        """Samples inside the block go to series ``name``; the previous phase resumes after.
+
+        With ``start``, they go to series ``start`` until :meth:`ready` (the clients' start-up:
+        a process spawned, its imports, a WSDL parsed, a login, an untimed preparation), and
+        to ``name`` from then on, so that ``name``'s client CPU — and its client-bound verdict
+        — is only its workload's. The series yielded is ``name``'s.
+        """
         with self._lock:
             self._take()
-            previous, self._phase = self._phase, name
+            previous, self._phase = self._phase, start or name
+            self._starting = name if start else None
+            if start:
+                self._series_of(start)  # the start-up's series before the phase's, in order
             series = self._series_of(name)
         try:
             yield series
         finally:
             with self._lock:
                 self._take()
-                self._phase = previous
+                self._phase, self._starting = previous, None
+
+    def ready(self) -> None:
+        """The clients of the current phase are ready (:meth:`phase`'s ``start``): a sample
+        closes their start-up, and samples go to the phase's own series from now on."""
+        with self._lock:
+            if self._starting is not None:
+                self._take()
+                self._phase, self._starting = self._starting, None
 
     def sample(self) -> None:
         """Take a sample now, into the current phase: called when a phase's workers are done
@@ -339,10 +370,12 @@ class Sampler:
         clients, alive = [], []
         for process in self._clients:
             try:
-                clients.append(process.cpu_percent(None))
-                alive.append(process)
+                ticks = process.cpu_percent(None)
             except psutil.Error:  # a worker that has exited contributes nothing, and no capacity
+                self._client_ns.pop(process.pid, None)
                 continue
+            clients.append(self._precise_percent(process.pid, elapsed, ticks))
+            alive.append(process)
         self._clients = alive
         load, tids = self._load_threads_percent(elapsed)
         if load is not None:
@@ -374,6 +407,18 @@ class Sampler:
         series.net_out_mbit_s.append(bits_out / elapsed / 1e6)
         series.net_loopback_mbit_s.append(bits_loopback / elapsed / 1e6)
         series.memory_percent.append(psutil.virtual_memory().percent)
+
+    def _precise_percent(self, pid: int, elapsed: float, ticks: float) -> float:
+        """A client process's CPU % since the previous sample from its threads' nanoseconds on a
+        core (Linux's schedstat), else ``ticks`` (psutil's: counted in 10 ms ticks, which in a
+        phase of 20 ms reads anything from 0 to 150 % of a core)."""
+        before, now = self._client_ns.get(pid), _threads_on_cpu_ns(pid)
+        self._client_ns[pid] = now
+        if before is None or not now:
+            return ticks
+        # a thread first seen started within the interval; one gone is not counted
+        used = sum(max(0, ns - before.get(tid, 0)) for tid, ns in now.items())
+        return used / (elapsed * 1e9) * 100
 
     def _threads_cpu(self) -> dict[int, float]:
         try:
@@ -412,6 +457,24 @@ class Sampler:
             most = max(most, min(100.0, share))
         self._waits = seen
         return most
+
+
+def _threads_on_cpu_ns(pid: int) -> dict[str, int]:
+    """Nanoseconds on a core of each thread of process ``pid`` (the first field of
+    ``/proc/<pid>/task/<tid>/schedstat``), by thread id; empty where there is no such file (not
+    Linux, the process gone)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return {}
+    found: dict[str, int] = {}
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat", encoding="ascii") as stat:
+                found[tid] = int(stat.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
 
 
 def _loopback_interfaces() -> frozenset[str]:

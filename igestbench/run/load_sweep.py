@@ -132,10 +132,11 @@ def _watched(ops: Mapping[str, Operation], watch: OutageWatch) -> dict[str, Oper
     return {name: watching(op) for name, op in ops.items()}
 
 
-def _answers(probe: Callable[[], object]) -> bool:
+def _answers(probe: Callable[[], object], watch: OutageWatch) -> bool:
     try:
         probe()
-    except TransportFailure:
+    except TransportFailure as exc:
+        watch.count(exc)  # a failed poll: an outage's, not a lost call's
         return False
     return True
 
@@ -144,9 +145,11 @@ class _SweepLoop(OpenLoop):
     """The sweep's open loop, which keeps its schedule through an outage (the calls fail and
     are counted by cause) and deals with it between steps: it waits for the target (bounded),
     records the outage and runs the step once more, since a step with the target away measured
-    its absence. Outages are what refused connections, or a silence that outlasted the step
-    (a fresh call after it still unanswered); timeouts and resets that end while the step runs
-    are the load's own effect, which the sweep is there to measure."""
+    its absence. Outages are what refused connections (more than one before an answer: one
+    refused call followed by an answer is a lost call, counted in the step's errors), or a
+    silence that outlasted the step (a fresh call after it still unanswered); timeouts and
+    resets that end while the step runs are the load's own effect, which the sweep is there to
+    measure."""
 
     def __init__(  # the outage's bits, then OpenLoop's own arguments
         self, watch: OutageWatch, probe: Callable[[], object], max_wait_s: float, *args: Any,
@@ -169,7 +172,7 @@ class _SweepLoop(OpenLoop):
 
     def _outages_during(self, rate: float, repeated: bool) -> bool:
         watch = self.watch
-        down = watch.current is not None and not _answers(self._probe)
+        down = watch.current is not None and not _answers(self._probe, watch)
         if down and not poll_until_back(self._probe, self._max_wait_s, watch.count):
             self.gone = (
                 f"the target stopped answering during the step at {rate_text(rate)} and did not "

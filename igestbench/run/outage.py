@@ -2,13 +2,17 @@
 
 A restart or a network cut must neither end a run nor vanish into an error count. Each worker's
 client is wrapped in an :class:`OutageGuard`: when a call fails because nothing answers
-(:func:`not_answering`), the guard notes an outage from the moment that call was sent and
-re-raises, so the timed operation is recorded as failed. The next call — or the worker, when it
-has nothing left to call — first waits until the target answers a fresh call again
-(``getEntityNames``: ``version()`` is cached by the clients), polling with a growing pause and
-bounded by ``max_wait_s``, logs in again (a restarted catalogue has lost its sessions), closes
-the outage and goes on. A target that does not come back in time ends the worker with
-:class:`TargetGone`. The errors of an outage count the failed call and every failed poll.
+(:func:`not_answering`), the guard notes a suspected outage from the moment that call was sent
+and re-raises, so the timed operation is recorded as failed (with its cause). The next call — or
+the worker, when it has nothing left to call — first waits until the target answers a fresh call
+again (``getEntityNames``: ``version()`` is cached by the clients), polling with a growing pause
+and bounded by ``max_wait_s``, logs in again (a restarted catalogue has lost its sessions) and
+goes on. When the first poll answers, one connection was lost, not the target: a lost call,
+counted as its operation's error (``benchmarks[].errors`` and ``ops[…].errors`` of the result
+file), never as an outage. Only when the first poll fails too is it an outage — reported from
+the lost call's send time, and closed when a poll answers. A target that does not come back in
+time ends the worker with :class:`TargetGone`. The errors of an outage count the failed call
+and every failed poll.
 
 Outages travel to the parent as frozen :class:`Outage` snapshots (once when they start, once when
 they end); the parent merges what several workers saw of the same outage
@@ -154,8 +158,11 @@ class OutageGuard:
         self.max_wait_s = max_wait_s
         self._on_outage = on_outage
         self._login: tuple[str, dict[str, str]] | None = None
-        #: The outage in progress (None while the target answers).
+        #: The outage in progress (None while the target answers); from a lost call on, a
+        #: suspected one until the first poll fails too.
         self.outage: Outage | None = None
+        #: Whether ``outage`` was reported (its first poll failed): else it is a lost call.
+        self._reported = False
         self._gone: str | None = None
         #: Calls forwarded so far: a workload resumed after an outage skips what it did.
         self.calls = 0
@@ -173,16 +180,22 @@ class OutageGuard:
             return call(*args, **kwargs)
         except TransportFailure as exc:
             if not_answering(exc):
+                # not reported yet: a lost call until the first poll fails too (recover)
                 self.outage = Outage.begin(sent_ns, exc)
-                self._report(self.outage)
+                self._reported = False
             raise
 
-    def recover(self) -> None:
-        """Wait for the target, log in again and close the outage; TargetGone if it stays away."""
+    def recover(self) -> Outage | None:
+        """Wait for the target, log in again and close the outage; TargetGone if it stays away.
+
+        The outage (ended), or None when there was none: nothing was lost, or one call was lost
+        and the target answered the first poll — a lost call, which its operation counted as
+        failed with its cause, and neither an outage nor reported as one.
+        """
         if self._gone is not None:
             raise TargetGone(self._gone)
         if self.outage is None:
-            return
+            return None
         back_ns: list[int] = []
 
         def probe() -> None:
@@ -194,6 +207,9 @@ class OutageGuard:
         def failed(exc: TransportFailure) -> None:
             assert self.outage is not None
             self.outage = self.outage.seen(exc)
+            if not self._reported:  # the first poll failed as well: the target is down
+                self._reported = True
+                self._report(self.outage)
 
         if not poll_until_back(probe, self.max_wait_s, failed):
             outage = self.outage
@@ -205,7 +221,11 @@ class OutageGuard:
             self._report(outage)
             raise TargetGone(self._gone)
         outage, self.outage = self.outage, None
-        self._report(outage.ended(back_ns[-1]))
+        if not self._reported:
+            return None  # a lost call: the first poll answered
+        ended = outage.ended(back_ns[-1])
+        self._report(ended)
+        return ended
 
     # --- the Catalogue protocol ------------------------------------------------------------
 
@@ -348,7 +368,9 @@ class OutageWatch:
     """Outages as the open-loop threads of a sweep see them: recorded, never waited for.
 
     :meth:`failed` and :meth:`answered` are called by every thread after every call;
-    ``answered`` costs one attribute test while nothing is wrong.
+    ``answered`` costs one attribute test while nothing is wrong. As with the guard, one call
+    lost and the next answered is a lost call, not an outage: an outage needs a second failure
+    (another call, or a poll) before anything answers again.
     """
 
     def __init__(self) -> None:
@@ -364,11 +386,15 @@ class OutageWatch:
             self.current = Outage.begin(sent_ns, exc) if current is None else current.seen(exc)
 
     def answered(self) -> None:
+        """A call was answered: the outage in progress has ended — or, when its first failed
+        call was its only one, it was a lost call (counted by its step, with its cause), not an
+        outage, and is forgotten."""
         if self.current is None:
             return
         with self._lock:
             if self.current is not None:
-                self._ended.append(self.current.ended(time.perf_counter_ns()))
+                if sum(self.current.errors.values()) > 1:
+                    self._ended.append(self.current.ended(time.perf_counter_ns()))
                 self.current = None
 
     def count(self, exc: TransportFailure) -> None:

@@ -26,7 +26,7 @@ from igestbench.config import RunConfig, ServeConfig
 from igestbench.errors import Sv7Error
 from igestbench.icat.credentials import Credentials
 from igestbench.icat.faults import IcatSession
-from igestbench.measure.sampler import Sampler
+from igestbench.measure.sampler import START_PHASE, Sampler
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.nexus import generate_run
 from igestbench.results import ResultWriter
@@ -470,13 +470,15 @@ class Runner:
                 sampler.add_process(pid)
 
         notes = OutageNotes(self.progress.note, config.outage_wait)
-        with sampler.phase(phase) as series:
+        # the workers' start-up apart: the phase's client CPU is its workload's alone
+        with sampler.phase(phase, start=START_PHASE) as series:
             run = run_workers(
                 specs,
                 on_records=lambda index, chunk: self.progress.records(chunk, worker=index),
                 on_start=watch,
                 on_outage=notes.seen,
                 on_done=sampler.sample,  # the workers' CPU, read before they are reaped
+                on_ready=sampler.ready,
             )
         outages = merge_outages(run.outages, phase=phase)
         # a worker waited the whole --outage-wait and the target did not come back

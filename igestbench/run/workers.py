@@ -14,12 +14,13 @@ the journal, and below its Facility). A worker never outlives its parent
 (:func:`~igestbench.run.stopping.die_with_parent`): a runner killed with kill -9 takes its workers
 with it within a fraction of a second.
 
-A worker's client is wrapped in an :class:`~igestbench.run.outage.OutageGuard`, which sends
-outages to the parent as they start and end and, before the next call, waits for the target
-(bounded) and logs in again. The full cycle and the single-result queries record the call an
-outage cut as failed and go on with the next file or lookup. Burst and multi-query are not
-resumed — their checks count what one uninterrupted pass made — the worker waits for the target,
-so the outage is recorded whole, and ends with an error.
+A worker's client is wrapped in an :class:`~igestbench.run.outage.OutageGuard`, which, after a call
+nothing answered, polls the target before the next call (bounded) and logs in again; it sends
+outages to the parent as they start and end — only when the first poll fails too: a call lost once
+while the target answers is that call's error, not an outage. The full cycle and the single-result
+queries record the call an outage cut as failed and go on with the next file or lookup. Burst and
+multi-query are not resumed — their checks count what one uninterrupted pass made — the worker waits
+for the target, so the outage is recorded whole, and ends with an error.
 """
 
 from __future__ import annotations
@@ -243,13 +244,16 @@ def _work(
 
             try:
                 result = _run(ctx, spec, start)
+                # its last call lost: whether that was an outage, the next poll says (and
+                # the parent's cleanup needs the target back)
+                catalogue.recover()
             except TransportFailure as exc:
                 if catalogue.outage is None:
                     raise
                 # not resumed: wait for the target all the same, so that the outage is
                 # recorded whole and the parent can clean up after this worker
-                catalogue.recover()
-                raise TransportError(f"{spec.workload} cut short by an outage: {exc}") from exc
+                what = "an outage" if catalogue.recover() is not None else "a lost call"
+                raise TransportError(f"{spec.workload} cut short by {what}: {exc}") from exc
         finally:
             with contextlib.suppress(Sv7Error):
                 catalogue.logout()
@@ -328,14 +332,16 @@ def run_workers(
     on_start: Callable[[list[int]], None] | None = None,
     on_outage: Callable[[int, Outage], None] | None = None,
     on_done: Callable[[], None] | None = None,
+    on_ready: Callable[[], None] | None = None,
 ) -> WorkerRun:
     """Start one process per spec on a common barrier; collect records until all are done.
 
     ``on_records`` gets (worker index, records) for each chunk as it arrives, ``on_start`` the
-    workers' process ids (the sampler watches their CPU), ``on_outage`` each outage report
-    (worker index, outage) as it arrives, ``on_done`` when every worker has answered, before
-    they are reaped (the sampler's last reading of their CPU). A ``KeyboardInterrupt`` (a stop
-    signal, see stopping.py) at any moment — also while the workers start — stops the workers, waits
+    workers' process ids (the sampler watches their CPU), ``on_outage`` each outage report (worker
+    index, outage) as it arrives, ``on_done`` when every worker has answered, before they are reaped
+    (the sampler's last reading of their CPU), ``on_ready`` when they have started and prepared and
+    pass the barrier (the sampler's end of their start-up). A ``KeyboardInterrupt`` (a stop signal,
+    see stopping.py) at any moment — also while the workers start — stops the workers, waits
     :data:`STOP_GRACE_S` at most for what they have, and returns with ``interrupted``.
     """
     mp = multiprocessing.get_context("spawn")  # the parent may hold threads (local catalogue)
@@ -356,6 +362,8 @@ def run_workers(
         with contextlib.suppress(threading.BrokenBarrierError):
             barrier.wait(timeout=START_TIMEOUT_S)  # broken: a worker failed; its outcome says why
         run.start_ns = time.perf_counter_ns()
+        if on_ready is not None:
+            on_ready()
         _collect(run, out, len(specs), on_records, on_outage, time.monotonic() + deadline_s)
         if on_done is not None:
             on_done()
