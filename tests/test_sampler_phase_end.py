@@ -93,3 +93,21 @@ def test_a_sweep_step_shorter_than_a_sampling_interval_has_a_reading_of_its_clie
     (step,) = [s for s in sampler.series() if s.phase == "sweep/lean/20"]
     assert max(step.client_capacity_percent) == 100.0  # the load threads: one client's worth
     assert phase_client_use(step.to_dict()) is not None
+
+
+def test_the_workers_start_ups_are_named_so_on_the_chart(tmp_path: Path) -> None:
+    """A start-up at a full core draws a bar above the client-bound line: the chart says what
+    it is, so that it is not taken for a flagged phase."""
+    from igestbench.report.series import START_NOTE, history_panels
+    from igestbench.results.campaign import dump_campaign, load_campaign
+    from igestbench.results.merge import merge
+    from tests.campaign_helpers import sample, write_result
+
+    path = write_result(tmp_path, "B", "http://127.0.0.1:1/ICATService/ICAT",
+                        parts=("full-cycle",), built_in=True,
+                        samples=[sample("idle", [5.0]), sample(START_PHASE, [90.0], client=[98.0]),
+                                 sample("full-cycle/rest/1", [60.0], client=[40.0])])
+    dump_campaign(merge([path]).document, tmp_path / "c.json")
+    campaign = load_campaign(tmp_path / "c.json")
+    cpu, _ = history_panels(campaign.runs, campaign.targets)
+    assert cpu.categories == ("idle", f"start ({START_NOTE})", "full-cycle/rest/1")

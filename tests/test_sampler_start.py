@@ -77,7 +77,10 @@ def test_workers_that_burn_a_core_while_starting_do_not_make_their_phase_client_
         assert not series.client_bound
         assert series.client_summary()["busiest_percent"] == pytest.approx(40.0)
         start = _phase(sampler, START_PHASE)
-        assert start.dt_s == pytest.approx([0.9]) and start.client_bound
+        assert start.dt_s == pytest.approx([0.9])
+        # a core while starting is drawn (the chart's start bar), but it is no verdict
+        assert start.client_summary()["busiest_percent"] == pytest.approx(100.0)
+        assert not start.client_bound and not start.to_dict()["client_bound"]
     finally:
         sampler.stop()
 

@@ -148,7 +148,8 @@ class PhaseSeries:
 
     def _why_bound(self) -> str | None:
         means = self._client_means()
-        if means is None:
+        if means is None or self.phase == START_PHASE:
+            # the workers' start-up measures nothing: a start-up at a full core is no verdict
             return None
         client, capacity, busiest, _, _ = means
         if client_use_percent(client, capacity, busiest) <= CLIENT_BOUND_PERCENT:

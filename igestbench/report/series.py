@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from igestbench.measure.sampler import START_PHASE
 from igestbench.options import PARTS
 from igestbench.report.colours import DASH_ORDER, NEUTRAL, SOLID, colour_of, dash_for
 from igestbench.results.campaign import CampaignRun
@@ -305,6 +306,8 @@ def history_panels(runs: Sequence[CampaignRun], targets: Sequence[CampaignTarget
 #: idle has none.
 _CLIENT_PHASES = frozenset(PARTS) - {"verify", "scale"}
 TOO_SHORT = "too short to sample"
+#: what the chart says of the workers' start-ups (measure/sampler.py's START_PHASE)
+START_NOTE = "the workers' start-ups: never client-bound"
 
 
 def _cpu_category(phase: str, unread: bool) -> str:
@@ -314,6 +317,8 @@ def _cpu_category(phase: str, unread: bool) -> str:
     (TRYOUT4 #7) — and says so, for the help's "no client" is not its reason."""
     if unread and phase.partition("/")[0] in _CLIENT_PHASES:
         return f"{phase} ({TOO_SHORT})"
+    if phase == START_PHASE:  # above the client-bound line it would look like a flagged phase
+        return f"{phase} ({START_NOTE})"
     return phase
 
 
