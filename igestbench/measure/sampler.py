@@ -65,7 +65,11 @@ from typing import Any
 
 import psutil
 
-from igestbench.results.client_use import CLIENT_BOUND_PERCENT, client_use_percent
+from igestbench.results.client_use import (
+    CLIENT_BOUND_PERCENT,
+    START_PHASE,
+    client_use_percent,
+)
 
 __all__ = [
     "CLIENT_BOUND_PERCENT",
@@ -80,8 +84,6 @@ __all__ = [
 MACHINE_BUSY_WAIT_PERCENT = 25.0
 #: Threads of this process whose names start so are clients (the open loop's load threads).
 CLIENT_THREAD_PREFIX = "sv7-load-"
-#: The series of the workers' start-ups, of every phase (:meth:`Sampler.phase`'s ``start``).
-START_PHASE = "start"
 
 
 def usable_cores() -> int:

@@ -12,12 +12,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from igestbench.measure.sampler import START_PHASE
 from igestbench.options import PARTS
 from igestbench.report.colours import DASH_ORDER, NEUTRAL, SOLID, colour_of, dash_for
 from igestbench.results.campaign import CampaignRun
 from igestbench.results.campaign_file import CampaignSite, CampaignTarget
-from igestbench.results.client_use import CLIENT_BOUND_PERCENT, CLIENT_USE_LABEL, phase_client_use
+from igestbench.results.client_use import (
+    CLIENT_BOUND_PERCENT,
+    CLIENT_USE_LABEL,
+    START_PHASE,
+    phase_client_use,
+)
 from igestbench.results.figures import (
     MEAN,
     MEASURES,

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["CLIENT_BOUND_PERCENT", "CLIENT_USE_LABEL", "client_use_percent", "phase_client_use",
-           "sample_numbers"]
+__all__ = ["CLIENT_BOUND_PERCENT", "CLIENT_USE_LABEL", "START_PHASE", "client_use_percent",
+           "phase_client_use", "sample_numbers"]
 
 #: Above this (the busiest client's % of one core, or the clients' % of what they could use) a
 #: phase counts as client-bound.
@@ -21,6 +21,9 @@ CLIENT_BOUND_PERCENT = 90.0
 #: client process whose threads work outside the GIL (TLS, XML parsing) goes past 100 % of
 #: one core (seen 2026-11-26: 115 % in a quick tour's burst phase), and a share cannot.
 CLIENT_USE_LABEL = "suite's clients' CPU, % of one core per client (mean)"
+#: The samples' phase of the worker processes' start-ups (measure/sampler.py), apart from the
+#: phases they precede: it measures nothing, and is never client-bound.
+START_PHASE = "start"
 
 
 def client_use_percent(client: float, capacity: float, busiest: float | None = None) -> float:
