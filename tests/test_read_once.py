@@ -58,27 +58,36 @@ def runs_of(ran: list[tuple[str, str]], marker: str) -> list[str]:
     return [thread for thread, sql in ran if marker in sql and not sql.startswith("EXPLAIN")]
 
 
-def test_a_read_over_the_loop_s_budget_runs_once_and_in_a_worker_from_then_on(
+@pytest.fixture
+def every_read_over_budget(
     monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[tuple[LocalCatalogue, list[tuple[str, str]]]]:
+    """A traced catalogue whose event loop has no CPU time at all for a read."""
+    monkeypatch.setattr(catalogue, "INLINE_SQL_S", 0.0)
+    with traced(monkeypatch) as traced_catalogue:
+        yield traced_catalogue
+
+
+def test_a_read_over_the_loop_s_budget_runs_once_and_in_a_worker_from_then_on(
+    every_read_over_budget: tuple[LocalCatalogue, list[tuple[str, str]]],
 ) -> None:
     # no CPU time at all for the loop: before, each such read ran there until the budget was
     # spent, was stopped and ran again in a worker (the profiles' 50 ms twice)
-    monkeypatch.setattr(catalogue, "INLINE_SQL_S", 0.0)
-    with traced(monkeypatch) as (cat, ran):
-        sid = login(cat.service_url)
-        assert search(cat, sid, "SELECT df FROM Datafile df WHERE df.name = 'df7'") == 1
-        first = runs_of(ran, "'df7'")
-        assert len(first) == 1, first
-        assert not first[0].startswith("sv7-request")  # on the loop, to its end
-        ran.clear()
-        # once over budget may be a cost paid once: the loop runs it a second time
-        assert search(cat, sid, "SELECT df FROM Datafile df WHERE df.name = 'df8'") == 1
-        second = runs_of(ran, "'df8'")
-        assert len(second) == 1 and not second[0].startswith("sv7-request"), second
-        ran.clear()
-        assert search(cat, sid, "SELECT df FROM Datafile df WHERE df.name = 'df9'") == 1
-        third = runs_of(ran, "'df9'")
-        assert len(third) == 1 and third[0].startswith("sv7-request"), third
+    cat, ran = every_read_over_budget
+    sid = login(cat.service_url)
+    assert search(cat, sid, "SELECT df FROM Datafile df WHERE df.name = 'df7'") == 1
+    first = runs_of(ran, "'df7'")
+    assert len(first) == 1, first
+    assert not first[0].startswith("sv7-request")  # on the loop, to its end
+    ran.clear()
+    # once over budget may be a cost paid once: the loop runs it a second time
+    assert search(cat, sid, "SELECT df FROM Datafile df WHERE df.name = 'df8'") == 1
+    second = runs_of(ran, "'df8'")
+    assert len(second) == 1 and not second[0].startswith("sv7-request"), second
+    ran.clear()
+    assert search(cat, sid, "SELECT df FROM Datafile df WHERE df.name = 'df9'") == 1
+    third = runs_of(ran, "'df9'")
+    assert len(third) == 1 and third[0].startswith("sv7-request"), third
 
 
 def test_a_read_over_the_loop_s_budget_once_between_quick_runs_stays_on_the_loop(
@@ -178,21 +187,20 @@ def test_a_scan_an_index_covers_reads_the_index_with_the_same_answer(tmp_path: o
 
 
 def test_a_page_too_slow_for_the_loop_goes_to_a_worker_when_it_asks_for_its_ids_too(
-    monkeypatch: pytest.MonkeyPatch,
+    every_read_over_budget: tuple[LocalCatalogue, list[tuple[str, str]]],
 ) -> None:
     # a big answer asked again asks for its ids first (mock/row_texts.py), by another
     # statement: the read was remembered as slow by its own, which must still send it away
-    monkeypatch.setattr(catalogue, "INLINE_SQL_S", 0.0)
-    with traced(monkeypatch) as (cat, ran):
-        sid = login(cat.service_url)
-        query = "SELECT df FROM Datafile df WHERE df.name LIKE 'df19%' ORDER BY df.name"
-        for turn in range(3):
-            ran.clear()
-            assert search(cat, sid, query) == 111
-            threads = runs_of(ran, "'df19%'")
-            assert len(threads) == 1, threads
-            if turn < 2:  # whole rows on the loop: over budget twice in a row makes it slow
-                assert not threads[0].startswith("sv7-request"), (turn, threads)
-        # the third asks for ids only, in a worker
-        ids_only = [(t, sql) for t, sql in ran if sql.startswith('SELECT t0."id" FROM')]
-        assert ids_only and all(t.startswith("sv7-request") for t, _ in ids_only), ran
+    cat, ran = every_read_over_budget
+    sid = login(cat.service_url)
+    query = "SELECT df FROM Datafile df WHERE df.name LIKE 'df19%' ORDER BY df.name"
+    for turn in range(3):
+        ran.clear()
+        assert search(cat, sid, query) == 111
+        threads = runs_of(ran, "'df19%'")
+        assert len(threads) == 1, threads
+        if turn < 2:  # whole rows on the loop: over budget twice in a row makes it slow
+            assert not threads[0].startswith("sv7-request"), (turn, threads)
+    # the third asks for ids only, in a worker
+    ids_only = [(t, sql) for t, sql in ran if sql.startswith('SELECT t0."id" FROM')]
+    assert ids_only and all(t.startswith("sv7-request") for t, _ in ids_only), ran

@@ -166,3 +166,8 @@ def test_kept_texts_are_bounded(monkeypatch) -> None:  # type: ignore[no-untyped
     texts = kept.of(1)
     texts[1] = "one"
     assert kept.of(2) == {} and kept.of(1) == {}  # another version: nothing of the first
+    texts = kept.of(1)
+    texts.keep(range(11), [str(i) for i in range(11)])
+    assert texts == {}  # one answer over the bound alone is not kept
+    texts.keep([3, 4], ["three", "four"])
+    assert texts.known([4, 5, 3]) == (["four", None, "three"], 2)

@@ -22,7 +22,7 @@ from igestbench.mock import row_json, row_xml, tables
 from igestbench.mock.jpql import CompiledSearch, IncludeNode, compile_get, compile_search
 from igestbench.mock.jpql.model import correlated
 from igestbench.mock.plans import Plans
-from igestbench.mock.row_texts import KEPT_ROWS, ByIds, KeptTexts
+from igestbench.mock.row_texts import ByIds, KeptTexts, Texts
 from igestbench.mock.store import Store
 
 #: entity name → (SQL selecting the ids the user may read, params); None: everything readable.
@@ -157,7 +157,8 @@ class Reader:
             columns = select.split(", ")[: encoder.attribute_columns]
             sql = compiled.sql.replace(select, ", ".join(columns), 1)
             with self.plans.timed(sql):
-                return codec.entities(self._rows_text(compiled, select, sql, entity, codec))
+                texts = self._rows_text(compiled, select, sql, entity, codec, encoder)
+                return codec.entities(texts)
         with self.plans.timed(compiled.sql):
             cursor = self._run(compiled.sql, compiled.params)
             if compiled.kind == "values":
@@ -170,12 +171,12 @@ class Reader:
             return codec.entities(encoder.returns(rows, ones, manys))
 
     def _rows_text(
-        self, compiled: CompiledSearch, select: str, sql: str, entity: Entity, codec: Codec
+        self, compiled: CompiledSearch, select: str, sql: str, entity: Entity, codec: Codec,
+        encoder: RowTextEncoder,
     ) -> str:
         """The elements of an entity search's answer without INCLUDE: ``sql`` is
         ``compiled.sql`` selecting the attributes only. Texts written before are used again,
         and a big answer mostly kept the last time asks for its ids first (:mod:`row_texts`)."""
-        encoder = codec.row_encoder(self.profile, entity.name, self.zone)
         kept = self._kept_texts(codec, entity)
         texts: list[str]
         if kept is not None and self._by_ids.wanted(sql):
@@ -184,19 +185,18 @@ class Reader:
             cursor = self._run(id_sql, compiled.params)
             ids = [row[0] for row in cursor.fetchmany(self.max_entities + 1)]
             self._check_size(len(ids))
-            known = list(map(kept.get, ids))
-            rows_found, hits = len(ids), len(ids) - known.count(None)
+            known, hits = kept.known(ids)
             if hits < len(ids):
                 missing = [i for i, text in zip(ids, known, strict=True) if text is None]
                 rows = self._fetch(entity, _ID, missing, None, encoder.attribute_columns)
                 written = dict(zip(map(_first, rows), map(encoder.row_text, rows), strict=True))
-                if len(written) <= KEPT_ROWS:
-                    kept.update(written)
+                kept.keep(list(written), list(written.values()))
                 # a row deleted since its id was found is left out, as if it had gone before
                 texts = [text for i, known_text in zip(ids, known, strict=True)
                          if (text := known_text or written.get(i)) is not None]  # fmt: skip
             else:
                 texts = cast("list[str]", known)
+            rows_found = len(ids)
         else:
             rows = self._run(sql, compiled.params).fetchmany(self.max_entities + 1)
             self._check_size(len(rows))
@@ -384,7 +384,7 @@ class Reader:
                 manys[name] = groups
         return ones, manys
 
-    def _kept_texts(self, codec: Codec, entity: Entity) -> dict[int, str] | None:
+    def _kept_texts(self, codec: Codec, entity: Entity) -> Texts | None:
         """The texts of ``entity``'s rows as elements of a search answer in ``codec``'s form,
         kept for the store's present version; None for the writer's own reads inside a
         transaction, which see its uncommitted rows (:mod:`row_texts`)."""
@@ -398,21 +398,20 @@ class Reader:
 
     @staticmethod
     def _written(
-        kept: dict[int, str] | None, rows: Sequence[Row], write: Callable[[Row], str]
+        kept: Texts | None, rows: Sequence[Row], write: Callable[[Row], str]
     ) -> tuple[int, list[str]]:
         """Each row's text, kept or written now (and kept); how many were kept."""
         if kept is None:
             return 0, list(map(write, rows))
         ids = list(map(_first, rows))
-        known = list(map(kept.get, ids))
-        hits = len(ids) - known.count(None)
+        known, hits = kept.known(ids)
         if hits == 0:
             texts = list(map(write, rows))
         else:
             texts = [text if text is not None else write(row)
                      for row, text in zip(rows, known, strict=True)]  # fmt: skip
-        if hits < len(ids) and len(ids) <= KEPT_ROWS:
-            kept.update(zip(ids, texts, strict=True))
+        if hits < len(ids):
+            kept.keep(ids, texts)
         return hits, texts
 
     def _fetch(

@@ -29,6 +29,7 @@ transaction (the writer's own, which see its uncommitted rows) neither find nor 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 
 #: Texts kept per (answer form, entity) at most: a 2,000-row page ten times over (~10 MB of
 #: Datafiles' XML). Past it they are dropped all at once, as :class:`row_xml._Texts` does.
@@ -41,17 +42,31 @@ BY_IDS_FROM = 50
 _REMEMBERED = 4096
 
 
-class KeptTexts:
+class Texts(dict[int, str]):
     """Row id → the row's answer text, for one answer form and entity, of one store version."""
 
-    def __init__(self) -> None:
-        self._kept: tuple[int, dict[int, str]] = (-1, {})
+    def known(self, ids: Sequence[int]) -> tuple[list[str | None], int]:
+        """The kept text of each of ``ids`` (None where none is kept); how many were kept."""
+        known = list(map(self.get, ids))
+        return known, len(ids) - known.count(None)
 
-    def of(self, version: int) -> dict[int, str]:
+    def keep(self, ids: Sequence[int], texts: Sequence[str]) -> None:
+        """Keep the texts of one answer's rows, unless the answer alone passes the bound."""
+        if len(ids) <= KEPT_ROWS:
+            self.update(zip(ids, texts, strict=True))
+
+
+class KeptTexts:
+    """The :class:`Texts` of one answer form and entity, for the latest store version read."""
+
+    def __init__(self) -> None:
+        self._kept: tuple[int, Texts] = (-1, Texts())
+
+    def of(self, version: int) -> Texts:
         """The texts kept under ``version`` (none when the store has changed since)."""
         kept_version, texts = self._kept
         if kept_version != version:
-            texts = {}
+            texts = Texts()
             # a plain assignment: another thread may be replacing it too, and one of the two
             # empty dicts wins — only texts are lost, never mixed across versions
             self._kept = (version, texts)
