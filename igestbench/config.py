@@ -1,17 +1,16 @@
-"""Typed configuration objects (frozen dataclasses) and the one place that reads ``os.environ``.
+"""Typed configuration objects (frozen dataclasses) from the command line, environment, sv7.toml.
 
 ``ServeConfig`` starts the local catalogue; ``RunConfig`` is everything one ``sv7 run`` needs.
 Precedence everywhere: command line > ``SV7_*`` environment > ``sv7.toml`` > defaults; every
 value is parsed by its option's one parser (:mod:`igestbench.options`) before anything
 starts, and a bad one names its source.
 
-Credentials are resolved here for every command (:func:`load_run_config` for ``sv7 run`` and
-``sv7 cleanup``, :func:`load_logins` for ``sv7 check`` and ``pytest sv_tests``): the default
-account from the environment (``SV7_AUTH``, ``SV7_USER``, ``SV7_PASSWORD``), the
-``[credentials]`` table of sv7.toml (or a ``--credentials`` file) or a prompt, and role accounts
-on top (``--account ROLE=MECH/NAME`` + ``SV7_PASSWORD_<ROLE>``, or ``[credentials.ROLE]``).
-Never from the command line; they live only in memory: their ``repr`` hides the password and
-:meth:`RunConfig.public` leaves them out of result files.
+Credentials are resolved for every command in :mod:`igestbench.accounts` (for ``sv7 run`` and
+``sv7 cleanup`` through :func:`load_run_config`); sv7.toml is read by
+:mod:`igestbench.config_file`. Those three modules are the only ones that read the environment
+and the configuration file. Credentials never come from the command line; they live only in
+memory: their ``repr`` hides the password and :meth:`RunConfig.public` leaves them out of result
+files.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ import ipaddress
 import math
 import os
 import socket
-import tomllib
 import zoneinfo
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -30,17 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from igestbench import options as run_options
+from igestbench.accounts import resolve_logins
+from igestbench.config_file import ConfigFile, read_config_file, read_toml
 from igestbench.errors import UsageError
-from igestbench.icat.credentials import (
-    AUTH_VARIABLE,
-    PASSWORD_VARIABLE,
-    USER_VARIABLE,
-    Credentials,
-    Logins,
-    RoleAccount,
-    role_password_variable,
-    split_account,
-)
+from igestbench.icat.credentials import Credentials, RoleAccount
 from igestbench.icat.schema import PROFILE_NAMES
 from igestbench.mock.auth import DEFAULT_ACCOUNTS, DEFAULT_FRIENDLY_NAMES, Account
 
@@ -287,46 +278,11 @@ def parse_mix(text: str) -> dict[str, int]:
     return mix
 
 
-# --- sources ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _File:
-    """sv7.toml, read once: its [run] table and its [credentials] table."""
-
-    path: Path | None = None
-    run: Mapping[str, Any] = field(default_factory=dict)
-    credentials: Mapping[str, Any] = field(default_factory=dict)
-    #: sv7 check's own options
-    check: Mapping[str, Any] = field(default_factory=dict)
-
-
-def _read_toml(path: Path, what: str) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read the {what} ({exc.strerror})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{path}: not valid TOML ({exc})") from None
-
-
-def _config_file(path: Path | None) -> _File:
-    """sv7.toml: ``path``, else ./sv7.toml if there is one."""
-    if path is None:
-        if not Path("sv7.toml").is_file():
-            return _File()
-        path = Path("sv7.toml")
-    data = _read_toml(path, "configuration")
-    run, credentials = data.get("run", {}), data.get("credentials", {})
-    check = data.get("check", {})
-    for name, table in (("run", run), ("credentials", credentials), ("check", check)):
-        if not isinstance(table, dict):
-            raise UsageError(f"{path}: [{name}] must be a table")
-    return _File(path, run, credentials, check)
+# --- sources: sv7.toml (igestbench.config_file) ----------------------------------------------
 
 
 def _run_options(
-    cli: Mapping[str, Any], file: _File, environ: Mapping[str, str]
+    cli: Mapping[str, Any], file: ConfigFile, environ: Mapping[str, str]
 ) -> dict[str, Any]:
     """Every option of sv7 run parsed and checked, naming its source when bad."""
     return _options(cli, file.path, "run", file.run, run_options.RUN_OPTIONS, environ)
@@ -388,7 +344,7 @@ def load_check_config(
     """sv7 check's options: ``cli`` by field (None: not given), then ``SV7_<OPTION>``, then the
     ``[check]`` table of sv7.toml, then defaults; a bad value names its source."""
     env = os.environ if environ is None else environ
-    file = _config_file(config_file)
+    file = read_config_file(config_file)
     return CheckConfig(**_options(cli, file.path, "check", file.check,
                                   run_options.CHECK_OPTIONS, env))  # fmt: skip
 
@@ -408,7 +364,7 @@ def load_run_config(
     missing password (None: never ask, the message says what to set).
     """
     env = os.environ if environ is None else environ
-    file = _config_file(config_file)
+    file = read_config_file(config_file)
     options = _run_options(cli, file, env)
     profile = options.get("profile", run_options.DEFAULT_PROFILE)  # an option given wins
     options = {**run_options.PROFILE_SETTINGS[profile], **options, "profile": profile}
@@ -423,27 +379,13 @@ def load_run_config(
         options["site"] = default_site()
     config = RunConfig(**options)
     need = "required" if config.target is not None else "local"
-    logins = _logins(file, accounts, credentials_file, env, prompt, need, config.target)
+    logins = resolve_logins(file, accounts, credentials_file, env, prompt, need, config.target)
     return dataclasses.replace(config, credentials=logins.default, accounts=logins.roles)
 
 
 def default_site() -> str:
     """The site of a run against a named target when none is given: this machine's short name."""
     return socket.gethostname().split(".")[0] or "local"
-
-
-def load_logins(
-    accounts: Sequence[str] = (),
-    credentials_file: Path | None = None,
-    config_file: Path | None = None,
-    environ: Mapping[str, str] | None = None,
-    prompt: Callable[[str], str] | None = None,
-) -> Logins:
-    """The default and role accounts of ``sv7 check`` and the service checks (``pytest
-    sv_tests``): the same sources as ``sv7 run``, none of them required."""
-    env = os.environ if environ is None else environ
-    file = _config_file(config_file)
-    return _logins(file, accounts, credentials_file, env, prompt, "optional", None)
 
 
 # --- sv7 swarm's secret ----------------------------------------------------------------------
@@ -474,7 +416,7 @@ def load_swarm_secret(
     path = config_file if config_file is not None else (
         Path("sv7.toml") if Path("sv7.toml").is_file() else None)  # fmt: skip
     if value is None and path is not None:
-        table = _read_toml(path, "configuration").get("swarm", {})
+        table = read_toml(path, "configuration").get("swarm", {})
         if not isinstance(table, dict):
             raise UsageError(f"{path}: [swarm] must be a table")
         value, source = table.get("secret"), f"{path} [swarm] secret"
@@ -487,123 +429,3 @@ def load_swarm_secret(
             "'import secrets; print(secrets.token_urlsafe(32))')"
         )
     return SwarmSecret(value, source)
-
-
-def _logins(
-    file: _File,
-    specs: Sequence[str],
-    credentials_file: Path | None,
-    environ: Mapping[str, str],
-    prompt: Callable[[str], str] | None,
-    need: str,
-    target: str | None,
-) -> Logins:
-    """Resolve both kinds of account. Tables are searched in order: the ``--credentials``
-    file (a [credentials] table on its own), then sv7.toml's [credentials]."""
-    # (where, table): a role's table is then "where [role]" (sv7.toml: [credentials.role])
-    tables: list[tuple[str, Mapping[str, Any]]] = []
-    if credentials_file is not None:
-        tables.append((str(credentials_file), _read_toml(credentials_file, "credentials file")))
-    if file.path is not None:
-        tables.append((f"{file.path} [credentials]", file.credentials))
-    for where, table in tables:
-        unknown = [k for k, v in table.items()
-                   if not isinstance(v, dict) and k not in ("auth", "username", "password")]
-        if unknown:
-            raise UsageError(f"{where}: unknown key(s) {', '.join(unknown)}: expected auth, "
-                             "username, password and [ROLE] tables (account, password)")
-    default = _default_account(tables, environ, prompt, need, target)
-    return Logins(default, _role_accounts(tables, specs, environ))
-
-
-def _default_account(
-    tables: list[tuple[str, Mapping[str, Any]]],
-    environ: Mapping[str, str],
-    prompt: Callable[[str], str] | None,
-    need: str,
-    target: str | None,
-) -> Credentials | None:
-    """``need``: "required" (a run against a target), "optional" (sv7 check, sv_tests: an
-    account given must be complete) or "local" (a run on the built-in catalogue: a complete
-    account is used, anything less leaves the catalogue's own ingest account)."""
-
-    def first(variable: str, key: str) -> str | None:
-        found = environ.get(variable) or next((str(t[key]) for _, t in tables if key in t), None)
-        return found or None
-
-    auth, user = first(AUTH_VARIABLE, "auth"), first(USER_VARIABLE, "username")
-    password, source = environ.get(PASSWORD_VARIABLE) or None, PASSWORD_VARIABLE
-    if password is None:
-        # a file's password belongs to that file's user: never pair it with another user's name
-        for where, table in tables:
-            if "password" in table and str(table.get("username", user)) == user:
-                password, source = str(table["password"]), where
-                break
-    if need == "local" and not (auth and user and password):
-        return None
-    if need == "optional" and not (auth or user or password):
-        return None
-    if not (auth and user):
-        missing = " and ".join(v for v, value in ((AUTH_VARIABLE, auth), (USER_VARIABLE, user))
-                               if not value)
-        what = "credentials needed for --target" if need == "required" else "no default account"
-        raise UsageError(
-            f"{what}: set {missing} (and {PASSWORD_VARIABLE}), or auth, username and password "
-            "in the [credentials] table of sv7.toml"
-        )
-    if not password:
-        if prompt is None:
-            raise UsageError(
-                f"no password for {auth}/{user}: set {PASSWORD_VARIABLE}, or password in the "
-                "[credentials] table of sv7.toml (only a terminal is asked)"
-            )
-        password = prompt(f"password for {auth}/{user} at {target or 'the target'}: ")
-        source = "the prompt"
-    return Credentials(auth, user, password, source=source)
-
-
-def _role_accounts(
-    tables: list[tuple[str, Mapping[str, Any]]],
-    specs: Sequence[str],
-    environ: Mapping[str, str],
-) -> tuple[RoleAccount, ...]:
-    named: dict[str, tuple[str, str]] = {}
-    for where, table in reversed(tables):  # the first table wins
-        for role, entry in table.items():
-            if isinstance(entry, dict) and "account" in entry:
-                named[role] = _split(role, str(entry["account"]), _role_table(where, role))
-    for spec in specs:
-        role, _, account = spec.partition("=")
-        named[role] = _split(role, account, f"--account {spec}")
-    accounts = []
-    for role, (mechanism, name) in named.items():
-        variable = role_password_variable(role)
-        password, source = environ.get(variable), variable
-        if password is None:
-            password, source = next(
-                ((str(t[role]["password"]), _role_table(w, role)) for w, t in tables
-                 if isinstance(t.get(role), dict) and "password" in t[role]),
-                (None, ""),
-            )
-        if password is None:
-            raise UsageError(
-                f"no password for the {role} account {mechanism}/{name}: set {variable} "
-                "or give it in the --credentials file or sv7.toml [credentials.ROLE]"
-            )
-        accounts.append(RoleAccount(mechanism, name, password, role=role, source=source))
-    return tuple(accounts)
-
-
-def _role_table(where: str, role: str) -> str:
-    """``creds.toml [reader]``, or ``sv7.toml [credentials.reader]``."""
-    return where[:-1] + f".{role}]" if where.endswith("[credentials]") else f"{where} [{role}]"
-
-
-def _split(role: str, spec: str, source: str) -> tuple[str, str]:
-    found = split_account(role, spec)
-    if found is None:
-        raise UsageError(
-            f"{source}: expected ROLE=MECHANISM/NAME with a lower-case role, "
-            "e.g. reader=simple/reader (the password never goes on the command line)"
-        )
-    return found

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from igestbench.config import load_logins, load_run_config
+from igestbench.accounts import load_logins
+from igestbench.config import load_run_config
 from igestbench.errors import UsageError
 from igestbench.icat.credentials import Credentials, Logins, RoleAccount
 

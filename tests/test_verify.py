@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
+from igestbench.accounts import load_logins
 from igestbench.client import ClientConfig, connect
-from igestbench.config import FaultKnobs, ServeConfig, load_logins
+from igestbench.config import FaultKnobs, ServeConfig
 from igestbench.errors import UsageError
 from igestbench.icat.beans import Bean
 from igestbench.mock.catalogue import LocalCatalogue

@@ -260,7 +260,8 @@ def add_check_arguments(parser: argparse.ArgumentParser) -> None:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """``sv7 check``: print one status line, return the Nagios exit code."""
-    from igestbench.config import load_check_config, load_logins
+    from igestbench.accounts import load_logins
+    from igestbench.config import load_check_config
 
     no_login = bool(getattr(args, "no_login", False))
     try:

@@ -252,7 +252,7 @@ def pytest_configure(config: pytest.Config) -> None:
         recorder = Recorder()
         config.pluginmanager.register(recorder, "sv7-recorder")
     if recorder.options is None:
-        from igestbench.config import load_logins
+        from igestbench.accounts import load_logins
 
         values = values_from_pytest(config.getoption)
         try:
