@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 from igestbench.icat.beans import UTC, Bean
@@ -246,8 +247,7 @@ class Store:
         value: float | None = getattr(self._local, "inline_s", None)
         return value
 
-    @contextlib.contextmanager
-    def time_budget(self, seconds: float, inline_s: float | None = None) -> Iterator[None]:
+    def time_budget(self, seconds: float, inline_s: float | None = None) -> TimeBudget:
         """SQL run by this thread inside the block is stopped after ``seconds`` in total.
 
         A statement over budget is really stopped (SQLite's progress handler aborts it), and a
@@ -259,45 +259,34 @@ class Store:
         reads that held the loop too long to a worker from then on); a statement, once started,
         is never stopped to be run again elsewhere.
         """
-        local = self._local
-        local.deadline = time.monotonic() + seconds
-        local.inline_s = inline_s
-        try:
-            with contextlib.nullcontext() if inline_s is not None else self._mapped():
-                yield
-        except sqlite3.Error as exc:
-            raise sql_fault(exc, seconds, self._stopping) from None
-        finally:
-            local.deadline = None
-            local.inline_s = None
+        return TimeBudget(self, seconds, inline_s)
 
-    @contextlib.contextmanager
-    def _mapped(self) -> Iterator[None]:
-        """This thread's statements run on the mapped connection for the block's time, when no
-        other request holds it (else on the thread's own, by pread). A nested block keeps
-        what the outer one has."""
+    def _lend_mapped(self) -> bool:
+        """This thread's statements run on the mapped connection until :meth:`_end_mapped`,
+        when no other request holds it (else on the thread's own, by pread); False when it
+        did not take it. A nested block keeps what the outer one has."""
         local = self._local
         if getattr(local, "map_depth", 0):
             local.map_depth += 1
-            try:
-                yield
-            finally:
-                local.map_depth -= 1
-            return
+            return True
         conn = self.mapped.borrow()
         if conn is None:
-            yield
-            return
-        own = getattr(local, "conn", None), getattr(local, "statistics", None)
+            return False
+        local.own = getattr(local, "conn", None), getattr(local, "statistics", None)
         local.conn, local.statistics = conn, self.mapped.statistics
         local.map_depth = 1
-        try:
-            yield
-        finally:
-            local.map_depth = 0
-            self.mapped.statistics = local.statistics
-            local.conn, local.statistics = own
-            self.mapped.give_back()
+        return True
+
+    def _end_mapped(self) -> None:
+        """The end of a block :meth:`_lend_mapped` took the mapped connection for."""
+        local = self._local
+        local.map_depth -= 1
+        if local.map_depth:
+            return
+        self.mapped.statistics = local.statistics
+        local.conn, local.statistics = local.own
+        local.own = None
+        self.mapped.give_back()
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -608,6 +597,46 @@ class Store:
 
     def count(self, entity_name: str) -> int:
         return int(self.conn.execute(f"SELECT count(*) FROM {table(entity_name)}").fetchone()[0])
+
+
+class TimeBudget:
+    """The block of :meth:`Store.time_budget`. A class, not a generator's context manager: it
+    is entered once per request, and a generator (made, started, resumed, closed) cost several
+    times as much as these two methods."""
+
+    __slots__ = ("inline_s", "mapped", "seconds", "store")
+
+    def __init__(self, store: Store, seconds: float, inline_s: float | None) -> None:
+        self.store = store
+        self.seconds = seconds
+        self.inline_s = inline_s
+        self.mapped = False
+
+    def __enter__(self) -> None:
+        store = self.store
+        local = store._local
+        local.deadline = time.monotonic() + self.seconds
+        local.inline_s = self.inline_s
+        if self.inline_s is None:  # in a worker: the mapped connection, if free (mapping.py)
+            try:
+                self.mapped = store._lend_mapped()
+            except BaseException:
+                local.deadline = local.inline_s = None
+                raise
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:  # fmt: skip
+        store = self.store
+        local = store._local
+        try:
+            if self.mapped:
+                self.mapped = False
+                store._end_mapped()
+        finally:
+            local.deadline = None
+            local.inline_s = None
+        if isinstance(error, sqlite3.Error):
+            raise sql_fault(error, self.seconds, store._stopping) from None
 
 
 class RunElsewhere(BaseException):
