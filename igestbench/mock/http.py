@@ -67,6 +67,9 @@ _REASONS = {
     503: "Service Unavailable",
 }
 
+#: Each status's line, made once (every answer starts with one).
+_STATUS_LINES = {status: f"HTTP/1.1 {status} {reason}\r\n" for status, reason in _REASONS.items()}
+
 #: Chunks of a streamed answer are sent once the transport holds less than this.
 STREAM_WRITE_BUFFER = 1024 * 1024
 
@@ -103,10 +106,15 @@ class HttpProtocol(asyncio.Protocol):
         self.busy = False
         self.closing = False
         self._url = b""
+        self._path = "/"  # the URL's path and query, decoded once its headers are read
+        self._query = ""
         self._headers: dict[str, str] = {}
         self._body: list[bytes] = []
         self._size = 0
+        #: The idle timer (see _on_idle) and the loop's time of the connection's last activity.
         self._idle: asyncio.TimerHandle | None = None
+        self._active_at = 0.0
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._peer: tuple[str, int] | None = None
         self._refused = 0  # the HTTP status a parser callback asked for (413, 431, 503)
         self._in_body = False  # between the end of the headers and the end of the message
@@ -131,7 +139,9 @@ class HttpProtocol(asyncio.Protocol):
         self.connections.add(self)
         peer = transport.get_extra_info("peername")
         self._peer = (peer[0], peer[1]) if peer else None
-        self._arm_idle()
+        self._loop = asyncio.get_running_loop()
+        self._touch()
+        self._idle = self._loop.call_later(self.idle_timeout, self._on_idle)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closing = True
@@ -161,7 +171,7 @@ class HttpProtocol(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self.closing:
             return
-        self._arm_idle()
+        self._touch()
         if not self._in_body:
             self._head_bytes += len(data)
         try:
@@ -212,10 +222,7 @@ class HttpProtocol(asyncio.Protocol):
             return False
         assert self.transport is not None
         self.transport.pause_reading()
-        self._socket_body = True
-        if self._idle is not None:
-            self._idle.cancel()
-            self._idle = None
+        self._socket_body = True  # the idle timer leaves the connection to the socket's timeout
         take(sock, left, self._socket_body_done)
         return True
 
@@ -228,13 +235,13 @@ class HttpProtocol(asyncio.Protocol):
             self.transport.abort()  # connection_lost follows: the sink is aborted, nothing kept
             return
         self._size += size
-        self._arm_idle()
+        self._touch()
         self.transport.resume_reading()
         self.direct_body_done()
 
     def direct_body_read(self, size: int) -> None:
         self._size += size
-        self._arm_idle()
+        self._touch()
 
     def direct_body_done(self) -> None:
         """The body read past the parser is complete: the parser, still waiting for it, is
@@ -261,7 +268,11 @@ class HttpProtocol(asyncio.Protocol):
         self._url += url
 
     def on_header(self, name: bytes, value: bytes) -> None:
-        key = name.decode("latin-1").lower()
+        key = _HEADER_NAMES.get(name)
+        if key is None:
+            key = name.decode("latin-1").lower()
+            if len(_HEADER_NAMES) < _HEADER_NAMES_KEPT:
+                _HEADER_NAMES[name] = key
         self._headers[key] = value.decode("latin-1")
         if key == "content-length" and value.isdigit():
             self._length = int(value)
@@ -269,11 +280,12 @@ class HttpProtocol(asyncio.Protocol):
     def on_headers_complete(self) -> None:
         self._in_body = True
         self._head_bytes = 0
+        url = httptools.parse_url(self._url)  # once per request: _complete takes these
+        self._path = (url.path or b"/").decode("utf-8", "replace")
+        self._query = (url.query or b"").decode("utf-8", "replace")
         self._continue()
         if self.sink_for is not None:
-            method = self._method()
-            path = (httptools.parse_url(self._url).path or b"/").decode("utf-8", "replace")
-            self._sink = self.sink_for(method, path, self._headers)
+            self._sink = self.sink_for(self._method(), self._path, self._headers)
             if self._sink is not None:
                 self._sink.on_drain = self._resume_reading
                 return  # a streamed body: not held, so none of the limits below
@@ -336,11 +348,10 @@ class HttpProtocol(asyncio.Protocol):
 
     def _complete(self, method: str, keep_alive: bool) -> None:
         """A whole request has been read: queue it to be answered."""
-        url = httptools.parse_url(self._url)
         request = Request(
             method=method,
-            path=(url.path or b"/").decode("utf-8", "replace"),
-            query=(url.query or b"").decode("utf-8", "replace"),
+            path=self._path,
+            query=self._query,
             headers=self._headers,
             body=b"".join(self._body),
             scheme=self.scheme,
@@ -389,6 +400,7 @@ class HttpProtocol(asyncio.Protocol):
             log.exception("request handler failed")
             response = Response(500, b"internal error", "text/plain; charset=utf-8")
         self.busy = False
+        self._touch()  # a long answer is activity too: the idle time counts from its end
         if not self._send(request, response):
             self._serve_queue()
 
@@ -407,27 +419,27 @@ class HttpProtocol(asyncio.Protocol):
             transport.abort()
             return False
         close = request.headers.get("connection", "").lower() == "close"
-        head = [f"HTTP/1.1 {response.status} {_REASONS.get(response.status, 'Unknown')}"]
+        status = response.status
+        head = [_STATUS_LINES.get(status) or f"HTTP/1.1 {status} Unknown\r\n"]
         if response.content_type is not None:
-            head.append(f"Content-Type: {response.content_type}")
+            head.append(f"Content-Type: {response.content_type}\r\n")
         # a HEAD answer has the headers of the GET answer, its Content-Length too, no body;
         # a 204 has no Content-Length at all (RFC 9110 8.6, and so ICAT's REST front answers)
         chunked = stream is not None and response.length is None
         if chunked:
-            head.append("Transfer-Encoding: chunked")
+            head.append("Transfer-Encoding: chunked\r\n")
         elif stream is not None:
-            head.append(f"Content-Length: {response.length}")
-        elif response.status != 204:
-            head.append(f"Content-Length: {len(response.body)}")
-        head.append("Server: sv7-local-catalogue")
+            head.append(f"Content-Length: {response.length}\r\n")
+        elif status != 204:
+            head.append(f"Content-Length: {len(response.body)}\r\n")
+        head.append("Server: sv7-local-catalogue\r\n")
         # RFC 9110 6.6.1: a server with a clock sends one (cleanup reads the run's start here);
         # Payara, as a real ICAT 6.2.0 runs it, does not
         if self.date_header:
             head.append(_date_header())
-        head += [f"{k}: {v}" for k, v in response.headers.items()]
-        if close:
-            head.append("Connection: close")
-        head_bytes = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1")
+        head += [f"{k}: {v}\r\n" for k, v in response.headers.items()]
+        head.append("Connection: close\r\n\r\n" if close else "\r\n")
+        head_bytes = "".join(head).encode("latin-1")
         if stream is not None and request.method != "HEAD":
             transport.write(head_bytes)
             self.busy = True
@@ -484,7 +496,7 @@ class HttpProtocol(asyncio.Protocol):
             return
         if chunked:
             transport.write(b"0\r\n\r\n")
-        self._arm_idle()
+        self._touch()
         self._serve_queue()
 
     async def _send_through_socket(self, stream: BodyStream, chunked: bool) -> bool:
@@ -524,28 +536,47 @@ class HttpProtocol(asyncio.Protocol):
         self._send(request, Response(status, message, "text/plain; charset=utf-8", headers=headers))
         self.closing = True  # nothing more is read from this connection
 
-    def _arm_idle(self) -> None:
-        if self._idle is not None:
-            self._idle.cancel()
-        loop = asyncio.get_running_loop()
-        self._idle = loop.call_later(self.idle_timeout, self._on_idle)
+    def _touch(self) -> None:
+        """The connection did something (bytes came, an answer went): its idle time restarts."""
+        assert self._loop is not None
+        self._active_at = self._loop.time()
 
     def _on_idle(self) -> None:
-        if self.transport is not None and not self.busy:
+        """Close a connection that did nothing for ``idle_timeout``; else look again when it
+        would have. One timer per connection, moved only when it runs out: moving it at every
+        request (cancelled, made anew) cost more than the request's own routing. A connection
+        that is answering (busy) or whose body a thread reads from its socket (which has a
+        timeout of its own) is looked at again a whole idle time later."""
+        self._idle = None
+        if self.transport is None or self.closing or self._loop is None:
+            return
+        idle = self._loop.time() - self._active_at
+        if self.busy or self._socket_body:
+            wait = self.idle_timeout
+        elif idle >= self.idle_timeout:
             self.closing = True
             self.transport.close()
+            return
+        else:
+            wait = self.idle_timeout - idle
+        self._idle = self._loop.call_later(wait, self._on_idle)
 
+
+#: A header's name as sent → its lower-case text, for the few names clients send (decoded once
+#: each, not at every request); at most _HEADER_NAMES_KEPT, so odd names cannot fill memory.
+_HEADER_NAMES: dict[bytes, str] = {}
+_HEADER_NAMES_KEPT = 256
 
 _date: tuple[int, str] = (0, "")
 
 
 def _date_header() -> str:
-    """``Date: …`` of this second, formatted once a second (it is sent with every answer)."""
+    """``Date: …\\r\\n`` of this second, formatted once a second (sent with every answer)."""
     global _date
     now = int(time.time())
     second, text = _date
     if second != now:
-        text = f"Date: {email.utils.formatdate(now, usegmt=True)}"
+        text = f"Date: {email.utils.formatdate(now, usegmt=True)}\r\n"
         _date = (now, text)
     return text
 
