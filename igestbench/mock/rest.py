@@ -49,6 +49,7 @@ from igestbench.mock.port import PortEndpoint
 from igestbench.mock.rest_write import write
 from igestbench.mock.service import IcatService
 from igestbench.mock.store import RunElsewhere
+from igestbench.mock.values import java_long
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +82,6 @@ _NOT_A_FORM = (
 _NOT_A_LONG = (
     "class org.glassfish.jersey.server.ParamException$QueryParamException HTTP 404 Not Found"
 )
-_JAVA_LONG = re.compile(r"[+-]?[0-9]+")
 #: What a real ICAT 6.2.0 answers JSON nested too deeply: Parsson's limit in a login, the EJB
 #: container's complaint in a write (fixtures/icat-6.2/exchanges/rest-*-deep*.json).
 _TOO_DEEP = "class java.lang.RuntimeException Input is too deeply nested 1,000"
@@ -380,9 +380,9 @@ class RestEndpoint:
         if id_text is not None:
             # Jersey converts it to a Java long; anything else (10**30 too) is its
             # QueryParamException, which ThrowableExceptionMapper answers as INTERNAL
-            if not _JAVA_LONG.fullmatch(id_text) or not -(2**63) <= int(id_text) < 2**63:
+            obj_id = java_long(id_text)
+            if obj_id is None:
                 raise IcatInternal(_NOT_A_LONG)
-            obj_id = int(id_text)
         if query is None:
             raise IcatBadParameter("query is not set")
         # rows straight to JSON text (row_json), as the SOAP face writes rows to XML

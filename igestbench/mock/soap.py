@@ -32,6 +32,7 @@ from igestbench.mock.gc_pause import collector_held
 from igestbench.mock.service import IcatService
 from igestbench.mock.soap_reads import Read, read_request
 from igestbench.mock.store import RunElsewhere
+from igestbench.mock.values import java_long
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,6 @@ class ServerFault(Exception):
     or an unknown operation."""
 
 
-_JAVA_LONG = re.compile(r"[+-]?[0-9]+")
 _CHAR_REFERENCE = re.compile(r"xmlParseCharRef: invalid xmlChar value (\d+)")
 
 
@@ -86,10 +86,8 @@ def _java_long(text: str | None) -> int:
     A real ICAT 6.2.0 answers ``get`` with such a primaryKey "Facility[id:0] not found."
     (fixtures/icat-6.2/exchanges/soap-get-id-*.json).
     """
-    text = (text or "").strip()
-    if _JAVA_LONG.fullmatch(text) and -(2**63) <= int(text) < 2**63:
-        return int(text)
-    return 0
+    value = java_long((text or "").strip())
+    return 0 if value is None else value
 
 
 def fault_envelope(code: str, message: str, error: IcatError | None = None) -> bytes:

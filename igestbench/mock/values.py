@@ -16,6 +16,28 @@ from igestbench.icat.faults import IcatBadParameter, IcatValidation
 from igestbench.icat.schema import DEFAULT_STRING_LENGTH, ENUMERATIONS, Entity, Field, RelType
 from igestbench.mock.tables import column_name, to_sql
 
+#: A Java long as Long.parseLong reads one: an optional sign and ASCII digits.
+_JAVA_LONG = re.compile(r"[+-]?[0-9]+")
+#: Digits of a Java long's largest value (9,223,372,036,854,775,807): fewer always fit.
+_LONG_DIGITS = 19
+
+
+def java_long(text: str) -> int | None:
+    """``text`` as a Java long (a request's id: JAXB's xs:long, Jersey's long parameter), or
+    None where Java reads no long: not a sign and digits only, or beyond 64 bits."""
+    if len(text) < _LONG_DIGITS and text.isascii() and text.isdigit():
+        return int(text)  # a plain id, what clients send: no pattern, no range to check
+    if _JAVA_LONG.fullmatch(text) is None:
+        return None
+    # Java reads 0…01 as 1, however many zeros; a longer number is no long (and int() would
+    # refuse one of over 4,300 digits)
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    if len(digits) > _LONG_DIGITS:
+        return None
+    value = -int(digits) if text[0] == "-" else int(digits)
+    return value if -(2**63) <= value < 2**63 else None
+
+
 #: What an absent attribute gets (see attribute_plan): nothing, its default, or a VALIDATION fault.
 SKIP, DEFAULT, REFUSE = range(3)
 
