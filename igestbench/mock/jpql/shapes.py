@@ -113,13 +113,17 @@ class _Binding:
     compiled: CompiledSearch
     #: per parameter: the index of the constant it is, or None (a fixed value, kept)
     slots: tuple[int | None, ...]
+    #: the parameters are the constants, in their order (no fixed value): most searches
+    in_order: bool = False
 
     def bind(self, constants: tuple[str | int, ...]) -> CompiledSearch:
+        if self.in_order:
+            return self.compiled.with_params(constants)
         params = tuple(
             p if i is None else constants[i]
             for p, i in zip(self.compiled.params, self.slots, strict=True)
         )
-        return replace(self.compiled, params=params)
+        return self.compiled.with_params(params)
 
 
 def _binding(
@@ -142,7 +146,7 @@ def _binding(
         slots.append(index)
     if set(slots) - {None} != set(range(len(values))):
         return None  # a constant that is no parameter: it may have shaped the SQL
-    return _Binding(stand_in, tuple(slots))
+    return _Binding(stand_in, tuple(slots), slots == list(range(len(slots))))
 
 
 class ShapeCache:
