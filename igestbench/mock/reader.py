@@ -44,6 +44,8 @@ Build = Callable[
 ]
 
 _CHUNK = 5000  # ids per IN (…) list, well under SQLite's bound-parameter limit
+#: Statements whose narrowed form (Reader._attributes_only) is kept (then it starts afresh).
+_NARROWED_KEPT = 4096
 
 
 class RowTextEncoder(Protocol):
@@ -125,6 +127,8 @@ class Reader:
         self._kept: dict[tuple[str, str], KeptTexts] = {}
         #: the searches that ask for their ids first
         self._by_ids = ByIds()
+        #: (compiled statement, columns) → its SELECT list and the statement narrowed to them
+        self._narrowed: dict[tuple[str, int], tuple[str, str]] = {}
 
     def search(self, user: str, query: str, restrict: Restrictions) -> SearchResult:
         compiled = self._compile(user, query, restrict)
@@ -153,9 +157,7 @@ class Reader:
             assert compiled.entity is not None
             entity = self.profile.entity(compiled.entity)
             encoder = codec.row_encoder(self.profile, entity.name, self.zone)
-            select = tables.select_list(entity, compiled.alias)
-            columns = select.split(", ")[: encoder.attribute_columns]
-            sql = compiled.sql.replace(select, ", ".join(columns), 1)
+            select, sql = self._attributes_only(compiled, entity, encoder.attribute_columns)
             with self.plans.timed(sql):
                 texts = self._rows_text(compiled, select, sql, entity, codec, encoder)
                 return codec.entities(texts)
@@ -169,6 +171,22 @@ class Reader:
             entity, rows, ones, manys = found
             encoder = codec.row_encoder(self.profile, entity.name, self.zone)
             return codec.entities(encoder.returns(rows, ones, manys))
+
+    def _attributes_only(
+        self, compiled: CompiledSearch, entity: Entity, columns: int
+    ) -> tuple[str, str]:
+        """The SELECT list of ``compiled.sql`` and the statement selecting its first
+        ``columns`` only (the attributes: no many-to-one ids), made once per statement."""
+        key = (compiled.sql, columns)
+        made = self._narrowed.get(key)
+        if made is None:
+            select = tables.select_list(entity, compiled.alias)
+            narrow = ", ".join(select.split(", ")[:columns])
+            made = (select, compiled.sql.replace(select, narrow, 1))
+            if len(self._narrowed) >= _NARROWED_KEPT:
+                self._narrowed.clear()
+            self._narrowed[key] = made
+        return made
 
     def _rows_text(
         self, compiled: CompiledSearch, select: str, sql: str, entity: Entity, codec: Codec,
@@ -344,6 +362,8 @@ class Reader:
         """
         ones: dict[str, dict[int, T]] = {}
         manys: dict[str, dict[int, list[T]]] = {}
+        if not nodes and not all_ones:
+            return ones, manys  # nothing INCLUDEd: most reads
         wanted: dict[str, tuple[IncludeNode, ...]] = {}
         if all_ones:
             wanted = {f.name: () for f in entity.ones}
