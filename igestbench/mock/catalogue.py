@@ -69,6 +69,8 @@ class CatalogueApp:
         self.profile = endpoint.profile
         self.default_host = default_host
         self.knobs = config.knobs
+        #: whether a knob asks for misbehaviour (fixed for the server's life: asked once here)
+        self._misbehaving = self.knobs.active
         self._random = random.Random(self.knobs.seed)
         self._count = 0
 
@@ -83,7 +85,7 @@ class CatalogueApp:
         if self.ids is not None and self.ids.serves(request.path):
             return self.ids.handle(request, self.workers)
         if path not in SERVICE_PATHS and path.startswith(REST_PREFIX):
-            if not self.knobs.active:
+            if not self._misbehaving:
                 return self._rest(request)
             return self._misbehave(request)
         if path not in SERVICE_PATHS:
@@ -101,7 +103,7 @@ class CatalogueApp:
                 "text/plain; charset=utf-8",
                 headers={"Allow": "GET, POST"},
             )
-        if not self.knobs.active:
+        if not self._misbehaving:
             return self._soap(request)
         return self._misbehave(request)
 

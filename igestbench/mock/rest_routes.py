@@ -23,6 +23,7 @@ Jersey's own answers, as a real ICAT 6.2.0 (Jersey 3.1.5) gives them
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from xml.sax.saxutils import quoteattr
@@ -60,10 +61,16 @@ class Route:
     produces: str | None = JSON
 
     def matches(self, parts: Sequence[str]) -> bool:
-        pattern = self.path.split("/")
+        pattern = _segments(self.path)
         return len(pattern) == len(parts) and all(
             p.startswith("{") or p == part for p, part in zip(pattern, parts, strict=True)
         )
+
+
+@functools.cache
+def _segments(path: str) -> tuple[str, ...]:
+    """A route's path template in segments, split once (every request asks every route)."""
+    return tuple(path.split("/"))
 
 
 _SESSION = Param("sessionId")
