@@ -34,7 +34,8 @@ from igestbench.mock.rest import REST_PREFIX, RestEndpoint, error_response
 from igestbench.mock.seed import seed_new_database
 from igestbench.mock.service import IcatService
 from igestbench.mock.soap import SoapEndpoint, fault_envelope
-from igestbench.mock.store import RunElsewhere, Store
+from igestbench.mock.store import Store
+from igestbench.mock.time_budget import RunElsewhere
 from igestbench.mock.tls import TlsFiles, tls_from_option
 from igestbench.mock.workers import LARGE_BODY, RequestWorkers
 

@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-from igestbench.mock.store import RunElsewhere, Store
+from igestbench.mock.store import Store
+from igestbench.mock.time_budget import RunElsewhere
 
 #: A read estimated to visit more rows than this runs in a worker thread, not on the event loop
 #: (20,000 index entries take about 2 ms; a 2,000-row page of an Investigation stays there).

@@ -48,7 +48,7 @@ from igestbench.mock.http_messages import Request, Response
 from igestbench.mock.port import PortEndpoint
 from igestbench.mock.rest_write import write
 from igestbench.mock.service import IcatService
-from igestbench.mock.store import RunElsewhere
+from igestbench.mock.time_budget import RunElsewhere
 from igestbench.mock.values import java_long
 
 log = logging.getLogger(__name__)

@@ -31,7 +31,7 @@ from igestbench.mock.create_fast_xml import create_many_xml
 from igestbench.mock.gc_pause import collector_held
 from igestbench.mock.service import IcatService
 from igestbench.mock.soap_reads import Read, read_request
-from igestbench.mock.store import RunElsewhere
+from igestbench.mock.time_budget import RunElsewhere
 from igestbench.mock.values import java_long
 
 log = logging.getLogger(__name__)

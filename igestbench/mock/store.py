@@ -23,7 +23,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from igestbench.icat.beans import UTC, Bean
@@ -40,6 +39,7 @@ from igestbench.mock import tables
 from igestbench.mock.checkpoints import Checkpointer
 from igestbench.mock.mapping import MappedConnection
 from igestbench.mock.tables import column_name, quote, table, to_sql
+from igestbench.mock.time_budget import RunElsewhere, TimeBudget
 from igestbench.mock.values import (
     REFUSE,
     SKIP,
@@ -54,17 +54,6 @@ log = logging.getLogger(__name__)
 
 #: SQLite virtual machine steps between two looks at the time budget (about 0.1 ms of work).
 _PROGRESS_STEPS = 10_000
-#: What SQLite says when a statement exceeds one of its size limits: the query is too large.
-_TOO_LARGE = (
-    "too many SQL variables",
-    "Expression tree is too large",
-    "parser stack overflow",
-    "too many terms",
-    "string or blob too big",
-    "too many columns",
-    "LIKE or GLOB pattern too complex",
-)
-
 #: Statistics are refreshed once this many rows were written since the last time, and at least
 #: as many as then (so at 1,000, 2,000, 4,000 … rows: a few times per order of magnitude),
 #: each index sampled on this many rows. ICAT's database keeps statistics from its first rows
@@ -139,14 +128,17 @@ class Store:
             self._file = str(Path(self._tmp.name) / "catalogue.sqlite")
         else:
             self._file = path
-        self._local = threading.local()
+        #: per thread: its connection, and the request it is answering (its time budget, whether
+        #: on the event loop, the mapped connection it borrowed: mock/time_budget.py)
+        self.thread_state = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
         #: the one connection that maps the database file, lent per request (mock/mapping.py)
         self.mapped = MappedConnection(self._connect)
         #: copies the WAL into the file after writes, off the writer's path (mock/checkpoints.py)
         self.checkpointer = Checkpointer(self._connect)
-        self._stopping = False
+        #: the server is shutting down: every statement is stopped (interrupt)
+        self.stopping = False
         # Writes are serialised here: one transaction at a time, whichever thread runs it.
         self._lock = threading.RLock()
         self._depth = 0
@@ -173,16 +165,16 @@ class Store:
     @property
     def conn(self) -> sqlite3.Connection:
         """This thread's connection to the database (opened on first use)."""
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        conn: sqlite3.Connection | None = getattr(self.thread_state, "conn", None)
         if conn is None:
             conn = self._connect()
-            self._local.conn = conn
-            self._local.statistics = self.statistics
-        elif self._local.statistics != self.statistics and not conn.in_transaction:
+            self.thread_state.conn = conn
+            self.thread_state.statistics = self.statistics
+        elif self.thread_state.statistics != self.statistics and not conn.in_transaction:
             # another thread refreshed the statistics: a connection loads them only with its
             # schema, so load them again (reads a small table)
             conn.execute("ANALYZE sqlite_schema")
-            self._local.statistics = self.statistics
+            self.thread_state.statistics = self.statistics
         return conn
 
     def _connect(self) -> sqlite3.Connection:
@@ -194,14 +186,14 @@ class Store:
         conn.execute("PRAGMA wal_autocheckpoint = 0")  # the checkpointer's thread does it
         # a temporary database need not survive a power cut; a kept file survives a crash
         conn.execute("PRAGMA synchronous = OFF" if self._tmp else "PRAGMA synchronous = NORMAL")
-        # reads by pread; a request in a worker thread borrows the mapped one (_mapped)
+        # reads by pread; a request in a worker thread borrows the mapped one (TimeBudget)
         conn.execute("PRAGMA mmap_size = 0")
-        local = self._local
+        local = self.thread_state
 
         def over_budget() -> int:
             # SQLite calls this every _PROGRESS_STEPS VM steps; non-zero aborts the statement
             deadline: float | None = getattr(local, "deadline", None)
-            if self._stopping:
+            if self.stopping:
                 return 1
             return 1 if deadline is not None and time.monotonic() > deadline else 0
 
@@ -218,7 +210,7 @@ class Store:
 
     def interrupt(self) -> None:
         """Stop every running statement now and any later one (the server is shutting down)."""
-        self._stopping = True
+        self.stopping = True
         self.checkpointer.stop(timeout_s=0)  # no more checkpoints; close() waits for its end
         with self._connections_lock:
             for conn in self._connections:
@@ -239,12 +231,12 @@ class Store:
     @property
     def inline(self) -> bool:
         """Whether this thread is answering a request on the event loop (see time_budget)."""
-        return getattr(self._local, "inline_s", None) is not None
+        return getattr(self.thread_state, "inline_s", None) is not None
 
     @property
     def inline_s(self) -> float | None:
         """How long a request on the event loop should hold it (seconds); None: not on it."""
-        value: float | None = getattr(self._local, "inline_s", None)
+        value: float | None = getattr(self.thread_state, "inline_s", None)
         return value
 
     def time_budget(self, seconds: float, inline_s: float | None = None) -> TimeBudget:
@@ -260,33 +252,6 @@ class Store:
         is never stopped to be run again elsewhere.
         """
         return TimeBudget(self, seconds, inline_s)
-
-    def _lend_mapped(self) -> bool:
-        """This thread's statements run on the mapped connection until :meth:`_end_mapped`,
-        when no other request holds it (else on the thread's own, by pread); False when it
-        did not take it. A nested block keeps what the outer one has."""
-        local = self._local
-        if getattr(local, "map_depth", 0):
-            local.map_depth += 1
-            return True
-        conn = self.mapped.borrow()
-        if conn is None:
-            return False
-        local.own = getattr(local, "conn", None), getattr(local, "statistics", None)
-        local.conn, local.statistics = conn, self.mapped.statistics
-        local.map_depth = 1
-        return True
-
-    def _end_mapped(self) -> None:
-        """The end of a block :meth:`_lend_mapped` took the mapped connection for."""
-        local = self._local
-        local.map_depth -= 1
-        if local.map_depth:
-            return
-        self.mapped.statistics = local.statistics
-        local.conn, local.statistics = local.own
-        local.own = None
-        self.mapped.give_back()
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
@@ -333,25 +298,25 @@ class Store:
         ICAT's database, which keeps statistics, walks the value's index.
         Each connection loads them when it next prepares a statement after the change."""
         self._analyzed_at = self._written
-        deadline, self._local.deadline = getattr(self._local, "deadline", None), None
+        deadline, self.thread_state.deadline = getattr(self.thread_state, "deadline", None), None
         try:
             conn.execute(f"PRAGMA analysis_limit = {ANALYSIS_LIMIT}")
             conn.execute("ANALYZE")
             _correct_statistics(conn)
             conn.execute("ANALYZE sqlite_schema")  # the statistics as changed, loaded again
             self.statistics += 1
-            self._local.statistics = self.statistics
+            self.thread_state.statistics = self.statistics
         except sqlite3.Error:
             log.warning("ANALYZE failed; the query planner keeps its older statistics")
         finally:
-            self._local.deadline = deadline
+            self.thread_state.deadline = deadline
 
     def _roll_back(self, conn: sqlite3.Connection, name: str) -> None:
         # The rollback must run even when the budget is spent (the progress handler would abort
         # it too), and SQLite may already have rolled back the whole transaction itself: an
         # interrupted write does that.
-        deadline = getattr(self._local, "deadline", None)
-        self._local.deadline = None
+        deadline = getattr(self.thread_state, "deadline", None)
+        self.thread_state.deadline = None
         try:
             if not conn.in_transaction:
                 return
@@ -361,7 +326,7 @@ class Store:
                 conn.execute(f"ROLLBACK TO {name}")
                 conn.execute(f"RELEASE {name}")
         finally:
-            self._local.deadline = deadline
+            self.thread_state.deadline = deadline
 
     # --- create --------------------------------------------------------------------------
 
@@ -597,67 +562,3 @@ class Store:
 
     def count(self, entity_name: str) -> int:
         return int(self.conn.execute(f"SELECT count(*) FROM {table(entity_name)}").fetchone()[0])
-
-
-class TimeBudget:
-    """The block of :meth:`Store.time_budget`. A class, not a generator's context manager: it
-    is entered once per request, and a generator (made, started, resumed, closed) cost several
-    times as much as these two methods."""
-
-    __slots__ = ("inline_s", "mapped", "seconds", "store")
-
-    def __init__(self, store: Store, seconds: float, inline_s: float | None) -> None:
-        self.store = store
-        self.seconds = seconds
-        self.inline_s = inline_s
-        self.mapped = False
-
-    def __enter__(self) -> None:
-        store = self.store
-        local = store._local
-        local.deadline = time.monotonic() + self.seconds
-        local.inline_s = self.inline_s
-        if self.inline_s is None:  # in a worker: the mapped connection, if free (mapping.py)
-            try:
-                self.mapped = store._lend_mapped()
-            except BaseException:
-                local.deadline = local.inline_s = None
-                raise
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 traceback: TracebackType | None) -> None:  # fmt: skip
-        store = self.store
-        local = store._local
-        try:
-            if self.mapped:
-                self.mapped = False
-                store._end_mapped()
-        finally:
-            local.deadline = None
-            local.inline_s = None
-        if isinstance(error, sqlite3.Error):
-            raise sql_fault(error, self.seconds, store._stopping) from None
-
-
-class RunElsewhere(BaseException):
-    """A request started on the event loop needs more than the loop may give it.
-
-    A BaseException, like KeyboardInterrupt, so that no handler of ordinary errors on the way
-    (each turns an Exception into a fault) can swallow it; transactions roll back on it.
-    """
-
-
-def sql_fault(exc: sqlite3.Error, budget_s: float, stopping: bool) -> IcatError:
-    """The ICAT fault for an SQLite error that escaped the store's own checks."""
-    text = str(exc)
-    if text == "interrupted":
-        if stopping:
-            return IcatInternal("the local catalogue is shutting down")
-        # ICAT has no query time limit of its own; a JPA query timeout surfaces from icat.server
-        # as an unexpected persistence exception, which it reports as INTERNAL.
-        return IcatInternal(
-            f"the query took longer than --query-timeout ({budget_s:g} s) and was stopped"
-        )
-    if any(marker in text for marker in _TOO_LARGE):
-        return IcatBadParameter(f"the query is too large for the local catalogue ({text})")
-    return IcatInternal(f"database error: {text}")
