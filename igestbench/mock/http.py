@@ -27,7 +27,6 @@ honouring the transport's ``pause_writing`` (see :mod:`igestbench.mock.http_stre
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import logging
 import socket
 import time
@@ -37,6 +36,7 @@ from typing import cast
 import httptools
 
 from igestbench.mock.http_direct import DirectBody
+from igestbench.mock.http_head import response_head
 from igestbench.mock.http_messages import (
     BodyBudget,
     BodySink,
@@ -49,26 +49,6 @@ from igestbench.mock.http_messages import (
 )
 
 log = logging.getLogger(__name__)
-
-_REASONS = {
-    200: "OK",
-    201: "Created",
-    204: "No Content",
-    206: "Partial Content",
-    400: "Bad Request",
-    403: "Forbidden",
-    404: "Not Found",
-    405: "Method Not Allowed",
-    412: "Precondition Failed",
-    413: "Payload Too Large",
-    431: "Request Header Fields Too Large",
-    500: "Internal Server Error",
-    501: "Not Implemented",
-    503: "Service Unavailable",
-}
-
-#: Each status's line, made once (every answer starts with one).
-_STATUS_LINES = {status: f"HTTP/1.1 {status} {reason}\r\n" for status, reason in _REASONS.items()}
 
 #: Chunks of a streamed answer are sent once the transport holds less than this.
 STREAM_WRITE_BUFFER = 1024 * 1024
@@ -419,27 +399,7 @@ class HttpProtocol(asyncio.Protocol):
             transport.abort()
             return False
         close = request.headers.get("connection", "").lower() == "close"
-        status = response.status
-        head = [_STATUS_LINES.get(status) or f"HTTP/1.1 {status} Unknown\r\n"]
-        if response.content_type is not None:
-            head.append(f"Content-Type: {response.content_type}\r\n")
-        # a HEAD answer has the headers of the GET answer, its Content-Length too, no body;
-        # a 204 has no Content-Length at all (RFC 9110 8.6, and so ICAT's REST front answers)
-        chunked = stream is not None and response.length is None
-        if chunked:
-            head.append("Transfer-Encoding: chunked\r\n")
-        elif stream is not None:
-            head.append(f"Content-Length: {response.length}\r\n")
-        elif status != 204:
-            head.append(f"Content-Length: {len(response.body)}\r\n")
-        head.append("Server: sv7-local-catalogue\r\n")
-        # RFC 9110 6.6.1: a server with a clock sends one (cleanup reads the run's start here);
-        # Payara, as a real ICAT 6.2.0 runs it, does not
-        if self.date_header:
-            head.append(_date_header())
-        head += [f"{k}: {v}\r\n" for k, v in response.headers.items()]
-        head.append("Connection: close\r\n\r\n" if close else "\r\n")
-        head_bytes = "".join(head).encode("latin-1")
+        head_bytes, chunked = response_head(response, close, self.date_header)
         if stream is not None and request.method != "HEAD":
             transport.write(head_bytes)
             self.busy = True
@@ -566,20 +526,6 @@ class HttpProtocol(asyncio.Protocol):
 #: each, not at every request); at most _HEADER_NAMES_KEPT, so odd names cannot fill memory.
 _HEADER_NAMES: dict[bytes, str] = {}
 _HEADER_NAMES_KEPT = 256
-
-_date: tuple[int, str] = (0, "")
-
-
-def _date_header() -> str:
-    """``Date: …\\r\\n`` of this second, formatted once a second (sent with every answer)."""
-    global _date
-    now = int(time.time())
-    second, text = _date
-    if second != now:
-        text = f"Date: {email.utils.formatdate(now, usegmt=True)}\r\n"
-        _date = (now, text)
-    return text
-
 
 class _Refused(Exception):
     """Raised inside a parser callback to stop reading a request that is refused."""
