@@ -488,3 +488,23 @@ def test_the_sweeps_watch_counts_a_call_lost_once_as_no_outage() -> None:
     (outage,) = watch.take()
     assert outage.start_ns == sent_ns and outage.end_ns is not None
     assert dict(outage.errors) == {"refused": 2}
+
+
+def test_the_sweeps_watch_takes_no_answer_to_a_call_sent_before_the_outage_for_its_end() -> None:
+    # threads of the open loop have calls in flight: one answered after another's call failed,
+    # but sent before it, was on its way already and says nothing of the target now
+    def failure() -> TransportFailure:
+        return TransportFailure(TransportCause.REFUSED, "http://x", "test")
+
+    watch = OutageWatch()
+    before_ns = time.perf_counter_ns()
+    sent_ns = time.perf_counter_ns()
+    watch.failed(failure(), sent_ns)
+    watch.answered(before_ns)  # sent before: neither an end nor a lost call
+    watch.failed(failure(), time.perf_counter_ns())
+    assert watch.current is not None and watch.current.start_ns == sent_ns
+    watch.answered(time.perf_counter_ns())  # sent since: the target answers again
+    (outage,) = watch.take()
+    assert outage.start_ns == sent_ns and outage.end_ns is not None
+    assert dict(outage.errors) == {"refused": 2}
+

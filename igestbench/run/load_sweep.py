@@ -124,7 +124,7 @@ def _watched(ops: Mapping[str, Operation], watch: OutageWatch) -> dict[str, Oper
             except TransportFailure as exc:
                 watch.failed(exc, sent_ns)
                 raise
-            watch.answered()
+            watch.answered(sent_ns)
             return answer
 
         return call

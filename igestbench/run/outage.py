@@ -385,16 +385,19 @@ class OutageWatch:
             current = self.current
             self.current = Outage.begin(sent_ns, exc) if current is None else current.seen(exc)
 
-    def answered(self) -> None:
+    def answered(self, sent_ns: int | None = None) -> None:
         """A call was answered: the outage in progress has ended — or, when its first failed
         call was its only one, it was a lost call (counted by its step, with its cause), not an
-        outage, and is forgotten."""
+        outage, and is forgotten. ``sent_ns``: when the call was sent (None: a poll sent now).
+        A call sent before the outage began says nothing of its end (an answer already on its
+        way when the target went), and is not taken for one."""
         if self.current is None:
             return
         with self._lock:
-            if self.current is not None:
-                if sum(self.current.errors.values()) > 1:
-                    self._ended.append(self.current.ended(time.perf_counter_ns()))
+            current = self.current
+            if current is not None and (sent_ns is None or sent_ns >= current.start_ns):
+                if sum(current.errors.values()) > 1:
+                    self._ended.append(current.ended(time.perf_counter_ns()))
                 self.current = None
 
     def count(self, exc: TransportFailure) -> None:
