@@ -9,10 +9,10 @@ again (``getEntityNames``: ``version()`` is cached by the clients), polling with
 and bounded by ``max_wait_s``, logs in again (a restarted catalogue has lost its sessions) and
 goes on. When the first poll answers, one connection was lost, not the target: a lost call,
 counted as its operation's error (``benchmarks[].errors`` and ``ops[…].errors`` of the result
-file), never as an outage. Only when the first poll fails too is it an outage — reported from
-the lost call's send time, and closed when a poll answers. A target that does not come back in
-time ends the worker with :class:`TargetGone`. The errors of an outage count the failed call
-and every failed poll.
+file), never as an outage, and the session goes on. Only when the first poll fails too is it
+an outage — reported from the lost call's send time, and closed when a poll answers. A target
+that does not come back in time ends the worker with :class:`TargetGone`. The errors of an
+outage count the failed call and every failed poll.
 
 Outages travel to the parent as frozen :class:`Outage` snapshots (once when they start, once when
 they end); the parent merges what several workers saw of the same outage
@@ -201,7 +201,11 @@ class OutageGuard:
         def probe() -> None:
             self.inner.entity_names()
             back_ns.append(time.perf_counter_ns())
-            if self._login is not None:
+            # after an outage the target may have restarted and lost its sessions: log in
+            # again. After a lost call (the first poll answered at once) the session is the
+            # same, and a new login would leave the old session open on the target until it
+            # expires (hours on a production ICAT).
+            if self._login is not None and self._reported:
                 self.inner.login(*self._login)
 
         def failed(exc: TransportFailure) -> None:
