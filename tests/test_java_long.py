@@ -74,3 +74,15 @@ def test_a_rest_id_of_thousands_of_digits_is_jerseys_refusal(catalogue: LocalCat
         connection.close()
     assert answer.status == 500
     assert b"QueryParamException HTTP 404 Not Found" in body
+
+
+@pytest.mark.parametrize("text", ["1,9223372036854775808", "1," + "9" * 5000, "1,x", "1,٣"])
+def test_the_ids_lists_of_longs_read_each_id_by_the_same_rule(text: str) -> None:
+    # the IDS's datafileIds/datasetIds: before, an id of over 4,300 digits made int() raise
+    # ValueError (an internal error) instead of ids.server's BadRequest
+    from igestbench.mock.ids.errors import BadRequestException
+    from igestbench.mock.ids.selection import parse_ids
+
+    with pytest.raises(BadRequestException, match="comma separated list of longs"):
+        parse_ids("datafileIds", text)
+    assert parse_ids("datafileIds", "1, +2,007,-9223372036854775808") == [1, 2, 7, -2**63]

@@ -17,11 +17,11 @@ from igestbench.icat.beans import Bean
 from igestbench.icat.faults import IcatError
 from igestbench.mock.ids.errors import BadRequestException, NotFoundException, from_icat
 from igestbench.mock.service import IcatService
+from igestbench.mock.values import java_long
 
 #: The "session" of ids.server's own reader account (getStatus without a session, getSize of a
 #: preparedId …): the catalogue read without its rules.
 READER = "ids-reader"
-_LONG = re.compile(r"[+-]?[0-9]+")
 _UUID = re.compile(r"[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}")
 
 
@@ -43,12 +43,13 @@ def parse_ids(thing: str, text: str | None) -> list[int]:
             parts.pop()
     ids: list[int] = []
     for part in parts:
-        if not _LONG.fullmatch(part) or not -(2**63) <= int(part) < 2**63:
+        value = java_long(part)
+        if value is None:
             raise BadRequestException(
                 f"The {thing} parameter '{text}' is not a valid string representation of a "
                 "comma separated list of longs"
             )
-        ids.append(int(part))
+        ids.append(value)
     return ids
 
 
