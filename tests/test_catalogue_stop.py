@@ -1,14 +1,15 @@
 """A stop of the local catalogue never closes a connection while its thread is inside SQLite.
 
 A stop interrupts the SQL still running and closes every thread's SQLite connection. Closing a
-connection while its thread is still inside SQLite pulls the connection from under that thread
-(Python's sqlite3 frees what SQLite calls back and what it reads after a step): the process died
-of a segmentation fault, or a request failed with a MemoryError. It takes a worker thread that
-the machine schedules late: its statement began just as the stop did, and it got no CPU until
-the connection was closed. A loaded machine (load average 10-17 on 2 cores) made that happen now
-and then: ``sv7 serve`` stopped with Ctrl-C during a long search died of SIGSEGV once in 24
-stops (main at 8cf8a17, 4 busy loops beside it, PYTHONFAULTHANDLER showing the worker inside
-``conn.execute`` and the main thread inside ``Store.close``).
+connection while its thread is still inside SQLite pulls the connection from under that thread:
+with Python's sqlite3 (the store's driver until apsw) the process died of a segmentation fault,
+or a request failed with a MemoryError. apsw refuses such a close (ThreadingViolationError),
+which would leave the connection open; either way the stop must wait for the thread. It takes
+a worker thread that the machine schedules late: its statement began just as the stop did, and
+it got no CPU until the connection was closed. A loaded machine (load average 10-17 on 2 cores)
+made that happen now and then: ``sv7 serve`` stopped with Ctrl-C during a long search died of
+SIGSEGV once in 24 stops (main at 8cf8a17, 4 busy loops beside it, PYTHONFAULTHANDLER showing
+the worker inside ``conn.execute`` and the main thread inside ``Store.close``).
 
 The crash itself comes only now and then; what causes it is made to happen every time here, and
 seen: the worker's search begins only once the stop has begun, and the first time its progress
@@ -29,7 +30,7 @@ from pathlib import Path
 STOPS = 3
 
 CHILD = r"""
-import sqlite3, sys, threading, time
+import apsw, sys, threading, time
 from igestbench.config import ServeConfig
 from igestbench.mock.catalogue import LocalCatalogue
 from tests.soap_helpers import login
@@ -43,7 +44,7 @@ def in_worker():
     return threading.current_thread().name.startswith("sv7-request")
 
 
-class Watched(sqlite3.Cursor):
+class Watched(apsw.Cursor):
     # a cursor that tells its connection while its thread is inside SQLite
 
     def _inside(self, method, *args):
@@ -61,9 +62,6 @@ class Watched(sqlite3.Cursor):
     def fetchone(self):
         return self._inside(super().fetchone)
 
-    def fetchmany(self, *args):
-        return self._inside(super().fetchmany, *args)
-
     def fetchall(self):
         return self._inside(super().fetchall)
 
@@ -71,7 +69,7 @@ class Watched(sqlite3.Cursor):
         return self._inside(super().__next__)
 
 
-class ScheduledLate(sqlite3.Connection):
+class ScheduledLate(apsw.Connection):
     # A connection on a machine that gives its worker thread a core only late: the search
     # begins just after the stop began, and its thread then gets no CPU for half a second,
     # inside SQLite.
@@ -81,6 +79,7 @@ class ScheduledLate(sqlite3.Connection):
         self.lock = threading.Lock()
         self.inside = 0
         self.stopping = threading.Event()
+        self.cursor_factory = Watched
 
     def interrupt(self):
         super().interrupt()
@@ -90,7 +89,7 @@ class ScheduledLate(sqlite3.Connection):
         if in_worker() and " JOIN " in sql and not self.stopping.is_set():
             waiting.set()
             self.stopping.wait(60)
-        return self.cursor(Watched).execute(sql, *args)
+        return self.cursor().execute(sql, *args)
 
     def set_progress_handler(self, handler, n):
         looked = []
@@ -110,8 +109,7 @@ class ScheduledLate(sqlite3.Connection):
         super().close()
 
 
-connect = sqlite3.connect
-sqlite3.connect = lambda *args, **kwargs: connect(*args, factory=ScheduledLate, **kwargs)
+apsw.Connection = ScheduledLate  # the store opens its connections as apsw.Connection(...)
 for stop in range(int(sys.argv[1])):
     waiting.clear()
     cat = LocalCatalogue(ServeConfig(query_timeout_s=600)).start()

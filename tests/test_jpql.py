@@ -10,11 +10,11 @@ from __future__ import annotations
 import contextlib
 import random
 import re
-import sqlite3
 import zoneinfo
 from collections.abc import Iterator
 from typing import Any
 
+import apsw
 import pytest
 
 from igestbench.icat.faults import IcatBadParameter, IcatInternal
@@ -72,8 +72,8 @@ DATA: list[tuple[str, str, list[str]]] = [
 
 
 @pytest.fixture(scope="module")
-def db() -> Iterator[sqlite3.Connection]:
-    conn = sqlite3.connect(":memory:")
+def db() -> Iterator[apsw.Connection]:
+    conn = apsw.Connection(":memory:")
     conn.execute("PRAGMA foreign_keys = ON")
     for statement in tables.schema_sql(PROFILE):
         conn.execute(statement)
@@ -85,7 +85,7 @@ def db() -> Iterator[sqlite3.Connection]:
     conn.close()
 
 
-def run(db: sqlite3.Connection, text: str, **kw: Any) -> tuple[CompiledSearch, list[Any]]:
+def run(db: apsw.Connection, text: str, **kw: Any) -> tuple[CompiledSearch, list[Any]]:
     """Compile and execute; entity results as ids, single values unwrapped."""
     compiled = compile_search(PROFILE, text, user=kw.pop("user", USER), **kw)
     rows = db.execute(compiled.sql, compiled.params).fetchall()
@@ -94,7 +94,7 @@ def run(db: sqlite3.Connection, text: str, **kw: Any) -> tuple[CompiledSearch, l
     return compiled, rows
 
 
-def ids(db: sqlite3.Connection, text: str, **kw: Any) -> list[Any]:
+def ids(db: apsw.Connection, text: str, **kw: Any) -> list[Any]:
     return run(db, text, **kw)[1]
 
 
@@ -123,11 +123,11 @@ def ids(db: sqlite3.Connection, text: str, **kw: Any) -> list[Any]:
     ("SELECT ds.type FROM Dataset ds WHERE ds.name = 'ds2'", [2]),
     ("SELECT g FROM Rule r LEFT JOIN r.grouping g", [1]),
 ])
-def test_entity_queries(db: sqlite3.Connection, query: str, expected: list[int]) -> None:
+def test_entity_queries(db: apsw.Connection, query: str, expected: list[int]) -> None:
     assert ids(db, query) == expected
 
 
-def test_entity_rows_turn_into_beans(db: sqlite3.Connection) -> None:
+def test_entity_rows_turn_into_beans(db: apsw.Connection) -> None:
     compiled, _ = run(db, "SELECT o.dataset FROM Datafile o WHERE o.name = 'a.nxs'")
     assert compiled.kind == "entity" and compiled.entity == "Dataset"
     row = db.execute(compiled.sql, compiled.params).fetchone()
@@ -160,7 +160,7 @@ def test_entity_rows_turn_into_beans(db: sqlite3.Connection) -> None:
      ("String",)),
 ])
 def test_values_and_aggregates(
-    db: sqlite3.Connection, query: str, expected: list[Any], types: tuple[str, ...]
+    db: apsw.Connection, query: str, expected: list[Any], types: tuple[str, ...]
 ) -> None:
     compiled, found = run(db, query)
     assert compiled.kind == "values" and compiled.value_types == types
@@ -168,7 +168,7 @@ def test_values_and_aggregates(
     assert found == expected
 
 
-def test_several_items_make_field_sets(db: sqlite3.Connection) -> None:
+def test_several_items_make_field_sets(db: apsw.Connection) -> None:
     compiled, rows = run(db, "SELECT o.name, o.fileSize, o.dataset.name FROM Datafile o "
                              "WHERE o.fileSize < 250 ORDER BY o.fileSize DESC")
     assert compiled.multi and compiled.value_types == ("String", "Long", "String")
@@ -177,7 +177,7 @@ def test_several_items_make_field_sets(db: sqlite3.Connection) -> None:
     assert compiled.multi and compiled.aggregate and rows == [(0, 400)]
 
 
-def test_aggregates_over_no_rows(db: sqlite3.Connection) -> None:
+def test_aggregates_over_no_rows(db: apsw.Connection) -> None:
     # COUNT gives 0; MIN/MAX/AVG/SUM give SQL NULL, which the store drops (ICAT: no result).
     assert ids(db, "SELECT COUNT(o) FROM Datafile o WHERE o.name = 'none'") == [0]
     for fn in ("MIN", "MAX", "AVG", "SUM"):
@@ -211,7 +211,7 @@ def test_aggregates_over_no_rows(db: sqlite3.Connection) -> None:
     ("Investigation <-> Datafile [name = 'a.nxs']", [1]),  # through Dataset: the one shortest way
     ("Dataset [name = 'x'' OR ''1''=''1']", []),
 ])
-def test_concise_queries(db: sqlite3.Connection, query: str, expected: list[Any]) -> None:
+def test_concise_queries(db: apsw.Connection, query: str, expected: list[Any]) -> None:
     assert ids(db, query) == expected
 
 
@@ -295,11 +295,11 @@ def test_jpql_include_tree() -> None:
     ("o.dataset.parameters IS EMPTY", [4, 5]),
     ("SIZE(o.dataset.datafiles) = 2", [1, 2, 4, 5]),
 ])
-def test_conditions(db: sqlite3.Connection, where: str, expected: list[int]) -> None:
+def test_conditions(db: apsw.Connection, where: str, expected: list[int]) -> None:
     assert ids(db, f"SELECT o FROM Datafile o WHERE {where}") == expected
 
 
-def test_collections_and_members(db: sqlite3.Connection) -> None:
+def test_collections_and_members(db: apsw.Connection) -> None:
     assert ids(db, "SELECT o FROM Dataset o WHERE o.datafiles IS EMPTY") == [4]
     assert ids(db, "SELECT o FROM Dataset o WHERE o.datafiles IS NOT EMPTY") == [1, 2, 3]
     assert ids(db, "SELECT o FROM Dataset o WHERE SIZE(o.parameters) > 1") == [1]
@@ -313,7 +313,7 @@ def test_collections_and_members(db: sqlite3.Connection) -> None:
     assert ids(db, siblings.format("NOT MEMBER OF")) == [1]
 
 
-def test_order_and_paging_are_stable(db: sqlite3.Connection) -> None:
+def test_order_and_paging_are_stable(db: apsw.Connection) -> None:
     everything = ids(db, "SELECT o FROM Datafile o ORDER BY o.dataset.name DESC, o.name")
     assert everything == [4, 5, 3, 1, 2]
     pages = [ids(db, f"SELECT o FROM Datafile o ORDER BY o.dataset.name DESC, o.name "
@@ -327,7 +327,7 @@ def test_order_and_paging_are_stable(db: sqlite3.Connection) -> None:
         "a.nxs", "b.nxs", "c.dat", "d'q.dat", "e_1.txt"]
 
 
-def test_restrictions_filter_results_and_counts(db: sqlite3.Connection) -> None:
+def test_restrictions_filter_results_and_counts(db: apsw.Connection) -> None:
     entity, sql, params = compile_ids(
         PROFILE, "SELECT ds FROM Dataset ds JOIN ds.investigation i "
                  "JOIN i.investigationUsers iu JOIN iu.user u WHERE u.name = :user", USER)
@@ -531,7 +531,7 @@ def test_compiled_queries_are_cached() -> None:
     Query("Dataset").include("datafiles.parameters", "type").limit(0, 2),
     Query("DatasetParameter").select("numericValue").aggregate("AVG:DISTINCT"),
 ])
-def test_rendered_queries_run(db: sqlite3.Connection, query: Query) -> None:
+def test_rendered_queries_run(db: apsw.Connection, query: Query) -> None:
     compiled, found = run(db, str(query))
     assert found and compiled.sql
 

@@ -10,10 +10,10 @@ the catalogue's own thread, the workers are ``sv7-request…``).
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 import threading
 from collections.abc import Iterator
 
+import apsw
 import pytest
 
 from igestbench.config import ServeConfig
@@ -22,6 +22,7 @@ from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.mock.jpql import compile_search, parser
 from igestbench.mock.store import Store
 from tests.soap_helpers import call, login, returns
+from tests.sql_trace import tracer
 from tests.test_catalogue_no_stall import seed
 
 FILES = 2_000  # a scan of them takes SQLite well over 10,000 steps (its progress handler's)
@@ -34,9 +35,9 @@ def traced(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[LocalCatalogue,
     ran: list[tuple[str, str]] = []
     connect = Store._connect
 
-    def tracing(self: Store) -> sqlite3.Connection:
+    def tracing(self: Store) -> apsw.Connection:
         conn = connect(self)
-        conn.set_trace_callback(lambda sql: ran.append((threading.current_thread().name, sql)))
+        conn.exec_trace = tracer(lambda sql: ran.append((threading.current_thread().name, sql)))
         return conn
 
     monkeypatch.setattr(Store, "_connect", tracing)

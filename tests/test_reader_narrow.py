@@ -15,6 +15,7 @@ from igestbench.config import ServeConfig
 from igestbench.icat.beans import Bean
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.mock.service import IcatService
+from tests.sql_trace import statements
 
 
 def _ref(entity: str, obj_id: int) -> Bean:
@@ -53,13 +54,8 @@ def tree() -> Iterator[tuple[IcatService, str, int, list[int], dict[int, list[in
 
 def _fetched(service: IcatService, run: object) -> list[str]:
     """The statements SQLite ran while ``run()`` answered (this thread's connection)."""
-    seen: list[str] = []
-    conn = service.store.conn
-    conn.set_trace_callback(seen.append)
-    try:
+    with statements(service.store.conn) as seen:
         run()  # type: ignore[operator]
-    finally:
-        conn.set_trace_callback(None)
     return seen
 
 

@@ -17,6 +17,7 @@ from igestbench.icat.beans import Bean
 from igestbench.mock import row_texts
 from igestbench.mock.catalogue import LocalCatalogue
 from igestbench.mock.service import IcatService
+from tests.sql_trace import statements
 from tests.test_catalogue_no_stall import seed
 
 FILES = 120  # over row_texts.BY_IDS_FROM: asked again, the page asks for its ids first
@@ -36,13 +37,9 @@ def _root(service: IcatService) -> str:
 
 def _statements(service: IcatService, run: Callable[[], Any]) -> tuple[Any, list[str]]:
     """What ``run()`` gave, and the statements SQLite ran meanwhile (this thread's connection)."""
-    seen: list[str] = []
-    conn = service.store.conn
-    conn.set_trace_callback(seen.append)
-    try:
-        return run(), [s for s in seen if not s.startswith("EXPLAIN")]
-    finally:
-        conn.set_trace_callback(None)
+    with statements(service.store.conn) as seen:
+        answer = run()
+    return answer, [s for s in seen if not s.startswith("EXPLAIN")]
 
 
 def _ids_only(statements: list[str]) -> bool:

@@ -10,6 +10,7 @@ import re
 import sqlite3
 from pathlib import Path
 
+import apsw
 import pytest
 
 from igestbench.config import ServeConfig
@@ -38,7 +39,7 @@ def icat_indexes() -> set[tuple[str, tuple[str, ...]]]:
     return found
 
 
-def sqlite_indexes(conn: sqlite3.Connection) -> set[tuple[str, tuple[str, ...], bool]]:
+def sqlite_indexes(conn: apsw.Connection) -> set[tuple[str, tuple[str, ...], bool]]:
     out = set()
     for name, tbl in conn.execute("SELECT name, tbl_name FROM sqlite_master WHERE type = 'index'"
                                   " AND name NOT LIKE 'sqlite_%'"):  # fmt: skip

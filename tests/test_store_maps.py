@@ -9,12 +9,12 @@ requests. Mappings are read from ``/proc/self/maps`` (Linux).
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import apsw
 import pytest
 
 from igestbench.icat.schema import get_profile
@@ -123,7 +123,7 @@ def test_a_write_returns_before_its_checkpoint_copies_it_into_the_file(tmp_path:
     store = Store(get_profile(), str(tmp_path / "wal.sqlite"))
     started, release = threading.Event(), threading.Event()
 
-    def held_checkpoint(conn: sqlite3.Connection) -> None:
+    def held_checkpoint(conn: apsw.Connection) -> None:
         started.set()
         release.wait(30)
         conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()

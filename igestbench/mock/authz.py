@@ -18,6 +18,7 @@ from typing import Any
 
 from igestbench.icat.faults import IcatError, IcatInsufficientPrivileges
 from igestbench.icat.schema import Entity
+from igestbench.mock import db
 from igestbench.mock.jpql import compile_ids
 from igestbench.mock.jpql.model import RULE_SEPARATOR, correlated
 from igestbench.mock.store import Store
@@ -68,7 +69,7 @@ class Authorizer:
         everything: set[str] = set()
         if user in self.root_users:
             everything |= ROOT_TABLES_4_3
-        for what, flags in self.store.conn.execute(_RULES_SQL, (user,)).fetchall():
+        for what, flags in db.rows(self.store.conn, _RULES_SQL, (user,)):
             if letter not in (flags or "").upper():
                 continue
             name = (what or "").strip()

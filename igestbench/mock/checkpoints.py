@@ -20,9 +20,10 @@ the WAL, which survives a crash of the process, before the writer returns.
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 from collections.abc import Callable
+
+import apsw
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +31,7 @@ log = logging.getLogger(__name__)
 class Checkpointer:
     """A daemon thread that checkpoints the WAL after writes (see the module's docstring)."""
 
-    def __init__(self, connect: Callable[[], sqlite3.Connection]) -> None:
+    def __init__(self, connect: Callable[[], apsw.Connection]) -> None:
         self._connect = connect
         self._wanted = threading.Event()
         self._stopping = False
@@ -59,7 +60,7 @@ class Checkpointer:
             self._thread.join(timeout_s)
 
     def _run(self) -> None:
-        conn: sqlite3.Connection | None = None
+        conn: apsw.Connection | None = None
         while True:
             self._wanted.wait()
             if self._stopping:
@@ -70,10 +71,10 @@ class Checkpointer:
                     conn = self._connect()
                 self.checkpoint(conn)
                 self.checkpoints += 1
-            except sqlite3.Error as exc:  # e.g. interrupted by a stop; the next write retries
+            except apsw.Error as exc:  # e.g. interrupted by a stop; the next write retries
                 if not self._stopping:
                     log.warning("WAL checkpoint failed: %s", exc)
 
     @staticmethod
-    def checkpoint(conn: sqlite3.Connection) -> None:
+    def checkpoint(conn: apsw.Connection) -> None:
         conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()

@@ -25,14 +25,16 @@ with its offset.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import apsw
+
 from igestbench.icat.beans import Bean
 from igestbench.icat.faults import IcatError
 from igestbench.icat.schema import Entity, Field, Profile
+from igestbench.mock import db
 from igestbench.mock.jpql.model import correlated
 from igestbench.mock.service import IcatService
 from igestbench.mock.store import AUTHZ_ENTITIES, Store, _stamp_text, now
@@ -204,7 +206,7 @@ def _store(service: IcatService, user: str, batch: Batch, checked: bool) -> list
                 store._insert(user, child, clock, verified, (f.mapped_by, first + at), None)
             if checked:
                 _require_create(service, user, plan.entity, first, first + len(rows) - 1)
-        except (sqlite3.IntegrityError, IcatError):
+        except (apsw.ConstraintError, IcatError):
             raise NotFast from None  # a unique key, a reference: the usual way says which
     return list(range(first, first + len(rows)))
 
@@ -227,15 +229,15 @@ def _insert_rows(
     for row in rows:
         row[:4] = head
     conn = store.conn
-    before = conn.total_changes
+    before = conn.total_changes()
     conn.executemany(plan.sql, rows)
-    if conn.total_changes - before != len(rows):
+    if conn.total_changes() - before != len(rows):
         raise NotFast
-    (last,) = conn.execute("SELECT last_insert_rowid()").fetchone()
+    last = conn.last_insert_rowid()
     first = int(last) - len(rows) + 1
-    (found,) = conn.execute(
-        f"SELECT count(*) FROM {table(plan.entity)} WHERE id BETWEEN ? AND ?", (first, last)
-    ).fetchone()
+    found = db.scalar(
+        conn, f"SELECT count(*) FROM {table(plan.entity)} WHERE id BETWEEN ? AND ?", (first, last)
+    )
     if found != len(rows):
         raise NotFast  # ids not contiguous: the usual way knows each one
     store._written += len(rows)
@@ -249,9 +251,7 @@ def _require(store: Store, f: Field, ids: set[int]) -> None:
     for at in range(0, len(wanted), 500):
         part = wanted[at : at + 500]
         marks = ", ".join("?" * len(part))
-        (found,) = conn.execute(
-            f"SELECT count(*) FROM {table(f.type)} WHERE id IN ({marks})", part
-        ).fetchone()
+        found = db.scalar(conn, f"SELECT count(*) FROM {table(f.type)} WHERE id IN ({marks})", part)
         if found != len(part):
             raise NotFast
 
@@ -264,10 +264,11 @@ def _require_create(
     if restrictions is None or entity.name not in restrictions:
         return
     test, params = correlated("o", *restrictions[entity.name])
-    (allowed,) = service.store.conn.execute(
+    allowed = db.scalar(
+        service.store.conn,
         'WITH RECURSIVE o("id") AS (SELECT ? UNION ALL SELECT o."id" + 1 FROM o '
         f'WHERE o."id" < ?) SELECT count(*) FROM o WHERE {test}',
         (first, last, *params),
-    ).fetchone()
+    )
     if allowed != last - first + 1:
         raise NotFast

@@ -28,9 +28,10 @@ a time runs as fast as with a map of its own, and those beside it as without one
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Callable
+
+import apsw
 
 #: The most of the database file the mapped connection maps (the file's first bytes).
 MAP_BYTES = 2 * 1024**3
@@ -39,15 +40,15 @@ MAP_BYTES = 2 * 1024**3
 class MappedConnection:
     """The store's one memory-mapped connection, lent to one request at a time (thread-safe)."""
 
-    def __init__(self, connect: Callable[[], sqlite3.Connection], size: int = MAP_BYTES) -> None:
+    def __init__(self, connect: Callable[[], apsw.Connection], size: int = MAP_BYTES) -> None:
         self._connect = connect
         self.size = size
         self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
+        self._conn: apsw.Connection | None = None
         #: the statistics generation the connection has loaded (see Store.conn)
         self.statistics = -1
 
-    def borrow(self) -> sqlite3.Connection | None:
+    def borrow(self) -> apsw.Connection | None:
         """The mapped connection, now the caller's until :meth:`give_back`; None when another
         request holds it (never waits)."""
         if not self._lock.acquire(blocking=False):

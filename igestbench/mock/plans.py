@@ -31,13 +31,15 @@ from __future__ import annotations
 import contextlib
 import math
 import re
-import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
+import apsw
+
+from igestbench.mock import db
 from igestbench.mock.store import Store
 from igestbench.mock.time_budget import RunElsewhere
 
@@ -208,14 +210,14 @@ class Plans:
 
     def _rows(self, table: str) -> int:
         # ids only grow (AUTOINCREMENT): the largest is at least the rows, found in one descent
-        (top,) = self.store.conn.execute(f'SELECT MAX(rowid) FROM "{table}"').fetchone()
+        top = db.scalar(self.store.conn, f'SELECT MAX(rowid) FROM "{table}"')
         return int(top or 0)
 
     def _statistics(self) -> dict[str, list[int]]:
         generation, stat = self._stat
         if generation != self.store.statistics:
             stat = {}
-            with contextlib.suppress(sqlite3.Error):  # no sqlite_stat1 before the first ANALYZE
+            with contextlib.suppress(apsw.Error):  # no sqlite_stat1 before the first ANALYZE
                 for idx, text in self.store.conn.execute("SELECT idx, stat FROM sqlite_stat1"):
                     if idx:
                         stat[str(idx)] = [int(w) for w in str(text).split() if w.isdigit()]

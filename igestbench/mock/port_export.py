@@ -20,14 +20,15 @@ relation in the file that points at nothing.
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
+
+import apsw
 
 from igestbench.icat.beans import Bean
 from igestbench.icat.faults import IcatValidation
 from igestbench.icat.schema import BASE_FIELDS, Entity, Profile, RelType
-from igestbench.mock import tables
+from igestbench.mock import db, tables
 from igestbench.mock.port_format import (
     FILE_VERSION,
     HEADER_PREFIX,
@@ -102,7 +103,7 @@ class Exporter:
             yield
         finally:
             # a read transaction: nothing to undo, COMMIT only ends it
-            with contextlib.suppress(sqlite3.Error):
+            with contextlib.suppress(apsw.Error):
                 conn.execute("COMMIT")
 
     def _all_rows(self, entity: Entity, restrict: Restrictions) -> Iterator[Sequence[Any]]:
@@ -117,7 +118,7 @@ class Exporter:
         last = 0
         while True:
             with self.service.time_budget():  # each block of rows is one query
-                rows = self.store.conn.execute(select, (last, *params)).fetchall()
+                rows = db.rows(self.store.conn, select, (last, *params))
             yield from rows
             if len(rows) < BLOCK:
                 return
@@ -249,7 +250,7 @@ class _Keys:
     """The key text of referenced objects (``"Facility A"``, ``"EXAMPLE","inv 1","1"`` …),
     resolved a set of ids at a time and remembered per entity type."""
 
-    def __init__(self, conn: sqlite3.Connection, profile: Profile, zone: Any) -> None:
+    def __init__(self, conn: apsw.Connection, profile: Profile, zone: Any) -> None:
         self.conn = conn
         self.profile = profile
         self.zone = zone

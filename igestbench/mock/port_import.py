@@ -33,7 +33,7 @@ from igestbench.icat.faults import (
     IcatValidation,
 )
 from igestbench.icat.schema import Entity, Field, Profile, RelType
-from igestbench.mock import tables
+from igestbench.mock import db, tables
 from igestbench.mock.port_format import FILE_VERSION, SYSTEM_FIELDS, entity_fields
 from igestbench.mock.port_grammar import (
     Column,
@@ -204,7 +204,7 @@ class Importer:
                 key_value(part.type, token, part.column)
                 for part, token in zip(column.key, params, strict=True)
             ]
-            rows = self.store.conn.execute(sql, args).fetchall()
+            rows = db.rows(self.store.conn, sql, args)
             if not rows:
                 raise IcatNoSuchObject(
                     f"Import failed when looking up existing object for attribute {f.name}"
@@ -229,11 +229,12 @@ class Importer:
         bean = state.references.get(key)
         if bean is None:
             entity = self.profile.entities[name]
-            row = self.store.conn.execute(
+            row = db.one(
+                self.store.conn,
                 f"SELECT {tables.select_list(entity, 'o')} FROM {tables.table(entity)} o "
                 "WHERE o.id = ?",
                 (obj_id,),
-            ).fetchone()
+            )
             bean = tables.row_decoder(entity)(row)
             if len(state.references) >= _CACHE:
                 state.references.clear()

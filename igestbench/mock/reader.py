@@ -10,15 +10,16 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import operator
-import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 
+import apsw
+
 from igestbench.icat.beans import Bean
 from igestbench.icat.faults import IcatInsufficientPrivileges, IcatNoSuchObject, IcatValidation
 from igestbench.icat.schema import BASE_FIELDS, Entity, Field, Profile, RelType
-from igestbench.mock import row_json, row_xml, tables
+from igestbench.mock import db, row_json, row_xml, tables
 from igestbench.mock.jpql import CompiledSearch, IncludeNode, compile_get, compile_search
 from igestbench.mock.jpql.model import correlated
 from igestbench.mock.plans import Plans
@@ -201,7 +202,7 @@ class Reader:
             self.plans.check(sql)  # a read too slow for the event loop stays so by ids too
             id_sql = compiled.sql.replace(select, f'{compiled.alias}."id"', 1)
             cursor = self._run(id_sql, compiled.params)
-            ids = [row[0] for row in cursor.fetchmany(self.max_entities + 1)]
+            ids = [row[0] for row in db.at_most(cursor, self.max_entities + 1)]
             self._check_size(len(ids))
             known, hits = kept.known(ids)
             if hits < len(ids):
@@ -216,7 +217,7 @@ class Reader:
                 texts = cast("list[str]", known)
             rows_found = len(ids)
         else:
-            rows = self._run(sql, compiled.params).fetchmany(self.max_entities + 1)
+            rows = db.at_most(self._run(sql, compiled.params), self.max_entities + 1)
             self._check_size(len(rows))
             rows_found = len(rows)
             hits, texts = self._written(kept, rows, encoder.row_text)
@@ -293,7 +294,7 @@ class Reader:
         key = None if restrict is None else tuple(sorted(restrict.items()))
         return compile_search(self.profile, query, user=user, restrict=key, zone=self.zone)
 
-    def _run(self, sql: str, params: tuple[Any, ...]) -> sqlite3.Cursor:
+    def _run(self, sql: str, params: tuple[Any, ...]) -> apsw.Cursor:
         """A compiled search's statement run, in the shape its plan chose (:mod:`plans`);
         :class:`RunElsewhere` before it runs when it is no work for the event loop."""
         return self.store.conn.execute(self.plans.statement(sql, params), params)
@@ -301,7 +302,7 @@ class Reader:
     def _entities(
         self,
         compiled: CompiledSearch,
-        cursor: sqlite3.Cursor,
+        cursor: apsw.Cursor,
         restrict: Restrictions,
         build: Build[T],
         narrow: bool = False,
@@ -310,7 +311,7 @@ class Reader:
         (``narrow``: see :meth:`_related`)."""
         assert compiled.entity is not None
         entity = self.profile.entity(compiled.entity)
-        rows = cursor.fetchmany(self.max_entities + 1)
+        rows = db.at_most(cursor, self.max_entities + 1)
         self._check_size(len(rows))
         budget = [self.max_entities - len(rows)]
         ones, manys = self._related(
@@ -320,14 +321,14 @@ class Reader:
         return entity, rows, ones, manys
 
     def _values(
-        self, compiled: CompiledSearch, cursor: sqlite3.Cursor, zone: dt.tzinfo = dt.UTC
+        self, compiled: CompiledSearch, cursor: apsw.Cursor, zone: dt.tzinfo = dt.UTC
     ) -> SearchResult:
         """Selected values; dates in ``zone`` (the same instants: a Python caller gets UTC)."""
         types = compiled.value_types
         converters = [_value_converter(t, zone) for t in types]
         items: list[Any] = []
         empty = 0
-        for row in cursor.fetchmany(self.max_entities + 1):
+        for row in db.at_most(cursor, self.max_entities + 1):
             if compiled.aggregate and all(v is None for v in row):
                 empty += 1
                 continue  # MIN/MAX/AVG/SUM over no rows: ICAT's SOAP returns nothing at all
@@ -462,6 +463,7 @@ class Reader:
         # a Python sort merely checks
         found.sort(key=_first)
         return found
+
 
 
 def _beans(

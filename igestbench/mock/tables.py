@@ -203,7 +203,7 @@ def index_columns(entity: Entity) -> dict[str, str]:
     return found
 
 
-def stale_indexes(profile: Profile, existing: Sequence[tuple[str, str]]) -> list[str]:
+def stale_indexes(profile: Profile, existing: Sequence[Sequence[str]]) -> list[str]:
     """Of ``existing`` (index name, table name) pairs of a database made by an older layout,
     the ``ix_`` indexes the layout no longer has (a kept ``--db`` file is brought up to it)."""
     wanted = {(name, e.name) for e in profile for name in index_columns(e)}

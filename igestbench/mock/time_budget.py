@@ -11,10 +11,11 @@ other request holds it (:mod:`igestbench.mock.mapping`).
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from types import TracebackType
 from typing import TYPE_CHECKING
+
+import apsw
 
 from igestbench.icat.faults import IcatBadParameter, IcatError, IcatInternal
 
@@ -69,7 +70,7 @@ class TimeBudget:
         finally:
             local.deadline = None
             local.inline_s = None
-        if isinstance(error, sqlite3.Error):
+        if isinstance(error, apsw.Error):
             raise sql_fault(error, self.seconds, store.stopping) from None
 
     def _lend_mapped(self) -> bool:
@@ -110,7 +111,7 @@ class RunElsewhere(BaseException):
     """
 
 
-def sql_fault(exc: sqlite3.Error, budget_s: float, stopping: bool) -> IcatError:
+def sql_fault(exc: apsw.Error, budget_s: float, stopping: bool) -> IcatError:
     """The ICAT fault for an SQLite error that escaped the store's own checks."""
     text = str(exc)
     if text == "interrupted":
