@@ -1,10 +1,15 @@
 """The store's SQLite driver, apsw, and the few typed reads the store's modules share.
 
-apsw rather than Python's sqlite3: it hands a row's values to Python in about half the time
-(a Dataset's 400 Datafiles of 13 columns: 0.31-0.37 ms against 0.61-0.65 ms), and it brings its
-own SQLite, newer than the system's (a LIKE over 10⁵ names scanned in 15-18 ms against 22-24
-ms). Both matter for issue 21's "≥ 3 times faster than the real ICAT for each query": what was left
-there was per-row work. The README's "SQLite through apsw" gives the side by side.
+apsw rather than Python's sqlite3: it hands a row's values to Python in about half the CPU, and
+it brings its own SQLite (3.53), newer than the system's (3.40 here), whose LIKE scans faster.
+On the scale part's tree at 10⁵ Datafiles (``python -m tests.benchmarks.sqlite_drivers``, 2-core
+dev machine, 2026-11-27): a Dataset's 400 Datafiles of 13 columns 0.41 against 0.72 ms, a LIKE
+prefix over every name 5.9 against 8.0 ms. Both matter for issue 21's "≥ 3 times faster than
+the real ICAT for each query": what was left there was per-row work.
+
+setup.cfg keeps apsw below 3.54: SQLite 3.54 prepares a join with a bound parameter again at
+every run (``tests/test_sqlite_driver.py``), which costs a one-row search more than the driver
+saves it.
 
 apsw types a row's values exactly (``int | float | str | bytes | None``) where sqlite3 said
 ``Any``; a module that knows what a statement returns says so through these functions, once.

@@ -181,11 +181,11 @@ class Store:
         return conn
 
     def _connect(self) -> apsw.Connection:
-        # apsw, not Python's sqlite3: it hands a row's values over in about half the time (a
-        # Dataset's 400 Datafiles: see the README's "SQLite through apsw"), and brings its own,
-        # newer SQLite. Autocommit, as apsw always is: transactions are explicit (BEGIN/SAVEPOINT),
-        # so nesting is ours to decide. A connection serves one thread at a time: apsw refuses
-        # (ThreadingViolationError) what sqlite3 let through, a use from a second thread.
+        # apsw, not Python's sqlite3: it hands a row's values over in about half the time, and
+        # brings its own, newer SQLite (mock/db.py). Autocommit, as apsw always is: transactions
+        # are explicit (BEGIN/SAVEPOINT), so nesting is ours to decide. A connection may pass
+        # from thread to thread (the mapped one is lent), but apsw refuses a use by a second
+        # thread while one is inside it (ThreadingViolationError), where sqlite3 let it through.
         conn = apsw.Connection(self._file, statementcachesize=_CACHED_STATEMENTS)
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA busy_timeout = 10000")
