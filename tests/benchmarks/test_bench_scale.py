@@ -143,33 +143,52 @@ class RestWire:
         self.http.close()
 
 
-def run_and_wait(processes: list[psutil.Process]) -> tuple[float, float]:
-    """(seconds on a core, seconds runnable but waiting for one) of ``processes`` so far: the
-    sums of their threads' times as the scheduler counts them (``/proc/PID/task/TID/schedstat``,
-    nanoseconds: the clock ticks of ``cpu_times`` are 10 ms, coarser than a call); without
-    it their user and system time, and no wait."""
-    run = wait = 0.0
+#: thread id → (seconds on a core, seconds runnable but waiting for one) so far
+ThreadTimes = dict[int, tuple[float, float]]
+
+
+def thread_times(processes: list[psutil.Process]) -> ThreadTimes:
+    """Each thread's times in ``processes`` so far, as the scheduler counts them
+    (``/proc/PID/task/TID/schedstat``, nanoseconds: the clock ticks of ``cpu_times`` are 10 ms,
+    coarser than a call); without it each process's user and system time (under its pid
+    negated), and no wait."""
+    times: ThreadTimes = {}
     for p in processes:
         try:
-            for task in Path(f"/proc/{p.pid}/task").iterdir():
+            tasks = list(Path(f"/proc/{p.pid}/task").iterdir())
+        except OSError:
+            times[-p.pid] = (sum(p.cpu_times()[:2]), 0.0)
+            continue
+        for task in tasks:
+            try:
                 fields = (task / "schedstat").read_text().split()
-                run, wait = run + int(fields[0]) / 1e9, wait + int(fields[1]) / 1e9
-        except (OSError, ValueError, IndexError):
-            run += sum(p.cpu_times()[:2])
+                times[int(task.name)] = (int(fields[0]) / 1e9, int(fields[1]) / 1e9)
+            except (OSError, ValueError, IndexError):
+                continue  # the thread ended while it was looked at
+    return times
+
+
+def spent(before: ThreadTimes, after: ThreadTimes) -> tuple[float, float]:
+    """(seconds on a core, seconds waiting) between two :func:`thread_times`: of the threads
+    alive at the second, each from its time at the first (a thread born since, from 0).
+
+    A thread that ended in between is not counted. The sums of the live threads' times went
+    backwards instead when a JVM ended a pool thread after a burst of work: seen 2026-11-27,
+    a real ICAT's "idle" CPU after growing to 10⁵ Datafiles came out at -42 s per second, and
+    its CPU per call at 60-3,000 ms."""
+    run = wait = 0.0
+    for tid, (now_run, now_wait) in after.items():
+        then_run, then_wait = before.get(tid, (0.0, 0.0))
+        run, wait = run + now_run - then_run, wait + now_wait - then_wait
     return run, wait
-
-
-def cpu_seconds(processes: list[psutil.Process]) -> float:
-    """CPU time of ``processes`` so far (seconds; see :func:`run_and_wait`)."""
-    return run_and_wait(processes)[0]
 
 
 def idle_cpu_rates(servers: list[list[psutil.Process]], seconds: float = 5.0) -> list[float]:
     """CPU seconds per second each side's server processes spend while nobody calls them (a
     JVM's timers and collector, a database's background threads)."""
-    before = [cpu_seconds(processes) for processes in servers]
+    before = [thread_times(processes) for processes in servers]
     time.sleep(seconds)
-    return [(cpu_seconds(processes) - b) / seconds
+    return [spent(b, thread_times(processes))[0] / seconds
             for processes, b in zip(servers, before, strict=True)]
 
 
@@ -193,12 +212,13 @@ def paired_p50(query: ScaleQuery, sides: list[tuple[Send, ScaleTree]], calls: in
     a server answers as it would alone, and the drift still weighs alike."""
     walls: list[list[float]] = [[] for _ in sides]
     cpu: list[float | None] = [None for _ in sides]
+    snapshots: list[ThreadTimes] = []
     began = 0.0
     warmup = -(-warmup // turn) * turn  # the timed calls begin with a turn
     order = list(enumerate(sides))
     for block, start in enumerate(range(0, warmup + calls, turn)):
         if start == warmup and servers is not None:
-            cpu = [cpu_seconds(processes) for processes in servers]
+            snapshots = [thread_times(processes) for processes in servers]
             began = time.perf_counter()
         for i, (send, tree) in order if block % 2 == 0 else reversed(order):
             for n in range(start, min(start + turn, warmup + calls)):
@@ -210,8 +230,8 @@ def paired_p50(query: ScaleQuery, sides: list[tuple[Send, ScaleTree]], calls: in
     if servers is not None:
         elapsed = time.perf_counter() - began
         rates = idle or [0.0] * len(servers)
-        cpu = [(cpu_seconds(processes) - (before or 0.0) - rate * elapsed) * 1000 / calls
-               for processes, before, rate in zip(servers, cpu, rates, strict=True)]
+        cpu = [(spent(before, thread_times(processes))[0] - rate * elapsed) * 1000 / calls
+               for processes, before, rate in zip(servers, snapshots, rates, strict=True)]
     return [statistics.median(w) for w in walls], cpu
 
 
@@ -286,15 +306,14 @@ class Grown:
         self.calls = []
         while self.tree.size < size:
             step = min(size, self.tree.size + self.batch)
-            before = (run_and_wait([server]) if server else (0.0, 0.0), run_and_wait(me))
+            before = thread_times([server] if server else []), thread_times(me)
             growth = self.tree.grow_to(step)
             if growth.rate_per_s is not None and growth.datafiles == self.batch:
                 rates.append(growth.rate_per_s)
                 if server is not None:
-                    (srv, srv_wait), (mine, my_wait) = run_and_wait([server]), run_and_wait(me)
-                    self.calls.append(CallTimes(
-                        growth.seconds, srv - before[0][0], srv_wait - before[0][1],
-                        mine - before[1][0], my_wait - before[1][1]))  # fmt: skip
+                    srv, srv_wait = spent(before[0], thread_times([server]))
+                    mine, my_wait = spent(before[1], thread_times(me))
+                    self.calls.append(CallTimes(growth.seconds, srv, srv_wait, mine, my_wait))
         self.rates += rates
         return statistics.median(rates) if rates else float("nan")
 
