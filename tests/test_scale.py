@@ -289,6 +289,25 @@ def test_a_growing_answer_is_not_called_a_scan() -> None:
     assert scan is not None and "scans" in scan.meaning
 
 
+def test_a_scan_the_call_s_own_cost_flattened_is_still_a_scan() -> None:
+    # sv7 run --parts scale on the built-in catalogue, 2026-11-27 11:17 UTC: REST's Datafile by
+    # name alone (a scan) at 10^3, 10^4, 10^5 Datafiles read "logarithmic (slope 0.48): grows
+    # slowly, as an index walk or a growing answer does"; its largest tenfold alone is 0.66
+    scan = fit([1000, 10_000, 100_000], [0.837, 1.642, 7.504])
+    assert scan is not None and scan.slope == 0.476 and scan.word == "linear"
+    assert "scans" in scan.meaning and "0.66 between the two largest sizes" in scan.meaning
+    # an index walk, or a slowly growing answer: the largest tenfold grows no faster
+    walk = fit([1000, 10_000, 100_000], [1.0, 1.8, 3.3])
+    assert walk is not None and walk.word == "logarithmic" and walk.top_slope is None
+    assert "scans" not in walk.meaning
+    # the two largest sizes too close for their own slope to be read (noise would decide)
+    near = fit([1000, 10_000, 15_000], [1.0, 2.4, 3.4])
+    assert near is not None and near.word == "logarithmic"
+    # two sizes: the fit is their slope; nothing else to read
+    two = fit([1000, 10_000], [1.0, 3.0])
+    assert two is not None and two.word == "logarithmic"
+
+
 def test_growth_meanings_say_what_the_sizes_show() -> None:
     # tryout of 2026-11-26: "flat: an index finds the answer" of a Datafile by name (a scan
     # hidden by the call's own cost at 10^3-10^4), "flat (slope -0.42)" of a call that fell,

@@ -7,6 +7,14 @@ one that no index serves makes the database read every row, and its cost grows w
 squares over every size measured; the word for it, and what it means, are decided here, once,
 for the result file, the terminal and the report alike.
 
+A call's fixed cost (the round trip, the protocol, the answer's writing) flattens the fit over
+the smaller sizes: over REST, a Datafile by name alone (a scan) cost 0.84, 1.64 and 7.50 ms at
+10³, 10⁴ and 10⁵ Datafiles, a fitted slope of 0.48, where the largest tenfold alone gives 0.66.
+So a slope between FLAT_BELOW and LINEAR_FROM is read as linear when the slope between the two
+largest sizes (at least TOP_SPAN apart) reaches LINEAR_FROM: there the scan outweighs the fixed
+cost, and "grows slowly, as an index walk does" would be the wrong reading. The fitted slope
+stays the figure (the file, the page and the CSV give it); the meaning names the other.
+
 A meaning states what was measured, and a cause only where the measurement shows it: a flat
 line over small sizes may still hide a scan behind the call's fixed cost (a Datafile by name
 alone at 10³-10⁴), so "flat" says that the cost did not grow, not that an index serves the
@@ -24,6 +32,9 @@ from dataclasses import dataclass, replace
 #: Below this slope a query is flat; from LINEAR_FROM on it grows with the table.
 FLAT_BELOW = 0.2
 LINEAR_FROM = 0.5
+#: How far apart (a ratio of sizes) the two largest sizes must be for their own slope to be
+#: read: a p50 off by 15 % moves the slope over a tenfold by 0.06, over a doubling by 0.2.
+TOP_SPAN = 5.0
 
 #: word → what it means for an operator
 MEANINGS = {
@@ -33,6 +44,9 @@ MEANINGS = {
 }
 #: a flat line that fell: no growth to read, the calls varied more than the tree changed them
 FELL = "the cost fell as the tree grew: the calls' own variation, no growth"
+#: a scan the smaller sizes' fixed cost hid from the fit (see the module's docstring)
+TOP = ("{linear} (slope {top:.2f} between the two largest sizes; at the smaller ones the "
+       "call's own cost hid it)")
 #: a member's call that grows where root's same call does not
 RULES = ("the member's rules are asked of every row: root's same call does not grow "
          "({root:.2f})")
@@ -48,6 +62,8 @@ class Growth:
     answer: tuple[int, int] | None = None
     #: root's slope for the same query, where this (a member's) grows and root's does not
     root_slope: float | None = None
+    #: the slope between the two largest sizes, where it made a fit under LINEAR_FROM linear
+    top_slope: float | None = None
 
     @property
     def meaning(self) -> str:
@@ -59,6 +75,8 @@ class Growth:
             first, last = self.answer
             return (f"its answer grows with the tree ({first:,} → {last:,} rows): the cost "
                     "follows it")
+        if self.top_slope is not None:
+            return TOP.format(linear=MEANINGS["linear"], top=self.top_slope)
         return MEANINGS[self.word]
 
     def beside_root(self, root: Growth | None) -> Growth:
@@ -92,7 +110,26 @@ def fit(sizes: Sequence[float], latencies_ms: Sequence[float],
         grows = _slope([(math.log(s), math.log(r)) for s, r in counted])
         if grows is not None and grows >= FLAT_BELOW:
             answer = (counted[0][1], counted[-1][1])
-    return Growth(round(slope, 3), word_for(slope), answer)
+    word, top = word_for(slope), None
+    if word == "logarithmic":
+        top = _top_slope(points)
+        if top is not None and top >= LINEAR_FROM:
+            word = "linear"
+        else:
+            top = None
+    return Growth(round(slope, 3), word, answer, top_slope=None if top is None else round(top, 3))
+
+
+def _top_slope(points: Sequence[tuple[float, float]]) -> float | None:
+    """The slope between the two largest sizes of three or more (logs), when they are at least
+    TOP_SPAN apart; None else (with two sizes it is the fit itself)."""
+    largest = sorted(points)
+    if len({x for x, _ in largest}) < 3:
+        return None
+    (x1, y1), (x2, y2) = largest[-2:]
+    if x2 - x1 < math.log(TOP_SPAN):
+        return None
+    return (y2 - y1) / (x2 - x1)
 
 
 def _slope(points: Sequence[tuple[float, float]]) -> float | None:
