@@ -71,6 +71,8 @@ def test_the_page_draws_latency_against_size_and_tables_growth_and_ratio(tmp_pat
     assert '<section id="scale">' in page and 'href="#scale"' in page
     assert 'id="scale-0"' in page
     assert "1.00 linear" in page and "0.00 flat" in page  # by name grows, the rest does not
+    # each cell's tooltip says what its word means, as the run wrote it
+    assert 'title="the database scans: no index serves this query">1.00 linear' in page
     (ratio,) = report.scale.ratios
     assert ratio.size == 100_000 and all(v == 2.0 for v in ratio.cells)
     assert "2.00x" in page

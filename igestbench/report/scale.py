@@ -32,6 +32,8 @@ ROLES = SCALE_ROLES
 class GrowthCell:
     slope: float | None
     word: str | None
+    #: what the word means for this cell, as the run wrote it (the cell's tooltip)
+    meaning: str | None = None
 
     @property
     def text(self) -> str:
@@ -166,7 +168,8 @@ def _growth(target: str, run: CampaignRun, section: Mapping[str, Any],
             slope = g.get("slope")
             fitted[(str(g.get("query")), str(g.get("interface")), str(g.get("role")))] = \
                 GrowthCell(float(slope) if isinstance(slope, int | float) else None,
-                           str(g["growth"]) if g.get("growth") else None)
+                           str(g["growth"]) if g.get("growth") else None,
+                           str(g["meaning"]) if g.get("meaning") else None)
     sizes = tuple(s["size"] for s in section["sizes"] if isinstance(s, Mapping)
                   and isinstance(s.get("size"), int))  # fmt: skip
     rows = []
