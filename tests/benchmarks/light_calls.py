@@ -92,23 +92,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def grow(db: Path, size: int) -> None:
-    """The scale part's tree of ``size`` Datafiles in ``db``, by this checkout's catalogue."""
-    from igestbench.client import ClientConfig, connect
-    from igestbench.config import ServeConfig
-    from igestbench.mock.catalogue import LocalCatalogue
-    from igestbench.workloads import Journal
-    from igestbench.workloads.scale_tree import ScaleTree, TreeShape
-    from tests.benchmarks.scale_memory import BATCH, FACILITY
+    """The scale part's tree of ``size`` Datafiles in ``db``, by this checkout's catalogue,
+    under the Facility name :func:`measure` finds it by (scale_memory's)."""
+    from tests.benchmarks.scale_memory import FACILITY
+    from tests.benchmarks.sqlite_drivers import grow as grow_tree
 
-    with LocalCatalogue(ServeConfig(db=str(db))) as cat:
-        client = connect(ClientConfig(cat.service_url, read_timeout=600), "lean")
-        client.login("simple", {"username": "root", "password": "root"})
-        tree = ScaleTree(client, Journal(facility=FACILITY), FACILITY, TreeShape(batch=BATCH))
-        tree.found()
-        while tree.size < size:
-            tree.grow_to(min(size, tree.size + BATCH))
-        client.logout()
-        client.close()
+    grow_tree(db, size, FACILITY)
 
 
 def run_side(checkout: Path, db: Path, calls: int, queries: list[str]) -> dict[str, float]:

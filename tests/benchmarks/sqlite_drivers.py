@@ -48,12 +48,13 @@ BATCH = 10_000
 Run = Callable[[str, Sequence[Any]], int]
 
 
-def grow(db: Path, size: int) -> ScaleTree:
-    """The scale part's tree of ``size`` Datafiles in ``db``, made through the local catalogue."""
+def grow(db: Path, size: int, facility: str = FACILITY) -> ScaleTree:
+    """The scale part's tree of ``size`` Datafiles in ``db`` under a Facility named
+    ``facility``, made through this checkout's local catalogue."""
     with LocalCatalogue(ServeConfig(db=str(db))) as cat:
         client = connect(ClientConfig(cat.service_url, read_timeout=600), "lean")
         client.login("simple", {"username": "root", "password": "root"})
-        tree = ScaleTree(client, Journal(facility=FACILITY), FACILITY, TreeShape(batch=BATCH))
+        tree = ScaleTree(client, Journal(facility=facility), facility, TreeShape(batch=BATCH))
         tree.found()
         while tree.size < size:
             tree.grow_to(min(size, tree.size + BATCH))
